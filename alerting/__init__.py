@@ -1,0 +1,1 @@
+"""Alerting: incidents, escalation policies, receivers and the delivery outbox."""

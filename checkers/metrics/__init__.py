@@ -1,0 +1,118 @@
+"""The monoid metrics engine: analyzers with mergeable states, a runner that computes them in shared
+Spark passes, state stores, and metrics of any combination of partitions from stored states."""
+
+from checkers.metrics._analyzer import Analyzer, FrequencyAnalyzer, ScanShareableAnalyzer, State
+from checkers.metrics._metric import EmptyStateError, Entity, Metric, MetricComputationError
+from checkers.metrics._serde import STATE_FORMAT_VERSION, StateFormatError
+from checkers.metrics.counts import (
+    Completeness,
+    Compliance,
+    NumMatchesAndCountState,
+    NumMatchesState,
+    PatternMatch,
+    Patterns,
+    Size,
+)
+from checkers.metrics.datatype import DataType, DataTypeState
+from checkers.metrics.differential import metrics_for_view
+from checkers.metrics.extremes import (
+    MaxLength,
+    MaxState,
+    Maximum,
+    Minimum,
+    MinLength,
+    MinState,
+    NullBehavior,
+)
+from checkers.metrics.frequencies import (
+    CountDistinct,
+    Distinctness,
+    Entropy,
+    FrequencyState,
+    Histogram,
+    MutualInformation,
+    UniqueValueRatio,
+    Uniqueness,
+)
+from checkers.metrics.moments import (
+    CoMomentsState,
+    Correlation,
+    Mean,
+    MomentsState,
+    StandardDeviation,
+    Sum,
+    SumState,
+)
+from checkers.metrics.runner import AnalysisResult, SketchPlan, run_analysis
+from checkers.metrics.sketches import (
+    ApproxCountDistinct,
+    ApproxQuantile,
+    ApproxQuantiles,
+    HllState,
+    KllState,
+)
+from checkers.metrics.state_stores import (
+    FileStateStore,
+    InMemoryStateStore,
+    SqlStateStore,
+    StateStore,
+    load_states,
+)
+
+__all__ = [
+    "STATE_FORMAT_VERSION",
+    "AnalysisResult",
+    "Analyzer",
+    "ApproxCountDistinct",
+    "ApproxQuantile",
+    "ApproxQuantiles",
+    "CoMomentsState",
+    "Completeness",
+    "Compliance",
+    "Correlation",
+    "CountDistinct",
+    "DataType",
+    "DataTypeState",
+    "Distinctness",
+    "EmptyStateError",
+    "Entity",
+    "Entropy",
+    "FileStateStore",
+    "FrequencyAnalyzer",
+    "FrequencyState",
+    "Histogram",
+    "HllState",
+    "InMemoryStateStore",
+    "KllState",
+    "MaxLength",
+    "MaxState",
+    "Maximum",
+    "Mean",
+    "Metric",
+    "MetricComputationError",
+    "MinLength",
+    "MinState",
+    "Minimum",
+    "MomentsState",
+    "MutualInformation",
+    "NullBehavior",
+    "NumMatchesAndCountState",
+    "NumMatchesState",
+    "PatternMatch",
+    "Patterns",
+    "ScanShareableAnalyzer",
+    "Size",
+    "SketchPlan",
+    "SqlStateStore",
+    "StandardDeviation",
+    "State",
+    "StateFormatError",
+    "StateStore",
+    "Sum",
+    "SumState",
+    "UniqueValueRatio",
+    "Uniqueness",
+    "load_states",
+    "metrics_for_view",
+    "run_analysis",
+]

@@ -1,0 +1,164 @@
+"""Analyzer base classes: frozen values that say which state they need and how it becomes a metric."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Protocol, TypeVar
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql.types import DataType, StructType
+
+from checkers.metrics._metric import Entity, Metric, MetricComputationError, MetricValue
+from checkers.metrics._schema import resolve_type, type_name
+
+S = TypeVar("S", bound="State")
+
+
+class State(Protocol):
+    """A commutative monoid element: `a.merge(b) == b.merge(a)`, and `zero()` is the identity."""
+
+    def merge(self: S, other: S) -> S: ...
+
+
+def filtered(col: Column, where: str | None) -> Column:
+    """`col` where the filter holds, NULL elsewhere, so filtered analyzers still share one scan."""
+    return col if where is None else F.when(F.expr(where), col)
+
+
+def rows_matching(where: str | None) -> Column:
+    """Number of rows the filter keeps (a NULL filter result excludes the row, as in Deequ)."""
+    return F.count(F.lit(1)) if where is None else F.count(F.when(F.expr(where), F.lit(1)))
+
+
+class Analyzer(ABC):
+    """Base of every analyzer. Subclasses are frozen dataclasses, so equal parameters mean equal
+    analyzers: they key results and stored states, and duplicates collapse."""
+
+    entity_kind: ClassVar[Entity] = Entity.COLUMN
+    #: Columns the analyzer reads (beyond those its `where` or SQL predicate mention).
+    columns: tuple[str, ...] = ()
+    #: Spark SQL filter: only rows where it is TRUE are analyzed.
+    where: str | None = None
+
+    @property
+    def metric_name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def entity(self) -> Entity:
+        if self.entity_kind is Entity.DATASET:
+            return Entity.DATASET
+        return Entity.MULTICOLUMN if len(self.columns) > 1 else Entity.COLUMN
+
+    @property
+    def instance(self) -> str:
+        return ",".join(self.columns) if self.columns else "*"
+
+    def schema_error(self, schema: StructType) -> str | None:
+        """Why the analyzer cannot run on this schema, or None. Checked before any Spark work."""
+        for name in self.columns:
+            dtype = resolve_type(schema, name)
+            if dtype is None:
+                available = ", ".join(schema.fieldNames())
+                return f"{self!r}: column {name!r} does not exist (available: {available})"
+            problem = self.column_type_error(dtype)
+            if problem:
+                return f"{self!r}: column {name!r} has type {type_name(dtype)}; {problem}"
+        return None
+
+    def column_type_error(self, dtype: DataType) -> str | None:
+        """Override to restrict column types; return what is wrong, or None."""
+        return None
+
+    @abstractmethod
+    def compute_value(self, state: State) -> MetricValue:
+        """The metric of a state; raises `MetricComputationError` when it is undefined."""
+
+    def metric_from_state(self, state: State) -> Metric:
+        try:
+            return Metric(self, value=self.compute_value(state))
+        except MetricComputationError as exc:
+            return Metric(self, error=str(exc))
+
+    def __repr__(self) -> str:
+        fields = [f"{k}={v!r}" for k, v in vars(self).items() if v not in (None, ())]
+        return f"{type(self).__name__}({', '.join(fields)})"
+
+
+class ScanShareableAnalyzer(Analyzer):
+    """An analyzer whose state comes from aggregate Columns, computed in the shared scan."""
+
+    #: Sketch aggregates are typed (imperative) aggregates; the planner may give them their own pass.
+    is_sketch: ClassVar[bool] = False
+
+    @abstractmethod
+    def aggregations(self, schema: StructType) -> list[Column]:
+        """Aggregate Columns over the dataset; their values feed `state_from_aggregates`."""
+
+    @abstractmethod
+    def state_from_aggregates(self, values: Sequence[object]) -> State:
+        """Build the state from this analyzer's slice of the aggregated row."""
+
+    @abstractmethod
+    def zero_state(self) -> State:
+        """The identity of this analyzer's state monoid."""
+
+
+class FrequencyAnalyzer(Analyzer):
+    """An analyzer computed from the frequency table of its grouping columns (after `where`).
+
+    All frequency analyzers over the same (columns, where) share one frequency table, and all
+    frequency tables of a run are built by one grouping query."""
+
+    #: Whether rows whose grouping columns are all NULL stay in the table (Histogram keeps them).
+    keeps_null_rows: ClassVar[bool] = False
+
+    def column_type_error(self, dtype: DataType) -> str | None:
+        from checkers.metrics._schema import is_groupable
+
+        return None if is_groupable(dtype) else "maps cannot be grouped"
+
+    @property
+    def grouping_key(self) -> tuple[tuple[str, ...], str | None]:
+        """Analyzers with the same key share a frequency table."""
+        return (tuple(sorted(self.columns)), self.where)
+
+    def window_columns(self, view: FrequencyView) -> dict[str, Column]:
+        """Extra per-row columns over the frequency table (window functions), keyed by unique name."""
+        return {}
+
+    @abstractmethod
+    def frequency_aggregations(self, view: FrequencyView) -> list[Column]:
+        """Aggregate Columns over the frequency table; only rows where `view.in_set` holds count."""
+
+    @abstractmethod
+    def value_from_aggregates(self, values: Sequence[object]) -> MetricValue:
+        """The metric from this analyzer's slice of the aggregated row."""
+
+    def compute_value(self, state: State) -> MetricValue:
+        raise MetricComputationError(
+            f"{self!r}: frequency metrics are computed by the runner from frequency tables"
+        )
+
+
+@dataclass(frozen=True)
+class FrequencyView:
+    """How a frequency analyzer sees the unified frequency table in the metrics query: one row per
+    (grouping set, key) with the key's source-row count."""
+
+    set_condition: Column  # the row belongs to this analyzer's (columns, where)
+    count: Column  # how many source rows have this key
+    key_names: dict[str, str]  # source column name -> its column in the frequency table
+    name_prefix: str  # unique prefix for window columns of this analyzer
+
+    def key(self, name: str) -> Column:
+        return F.col(self.key_names[name])
+
+    def keys_not_all_null(self, names: tuple[str, ...]) -> Column:
+        condition = self.key(names[0]).isNotNull()
+        for name in names[1:]:
+            condition = condition | self.key(name).isNotNull()
+        return condition

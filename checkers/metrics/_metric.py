@@ -1,0 +1,58 @@
+"""Metric values: what an analyzer reports, either a value or an error with a message."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Union
+
+if TYPE_CHECKING:
+    from checkers.metrics._analyzer import Analyzer
+
+#: A metric value: a number, or a mapping for distributions (histograms, quantile sets, type shares).
+MetricValue = Union[float, dict[str, object]]
+
+
+class Entity(str, Enum):
+    """What a metric describes, as in Deequ."""
+
+    DATASET = "Dataset"
+    COLUMN = "Column"
+    MULTICOLUMN = "Multicolumn"
+
+
+class MetricComputationError(Exception):
+    """Raised inside the engine when a state cannot yield a metric (for example an empty state)."""
+
+
+class EmptyStateError(MetricComputationError):
+    """No rows (or only NULLs) reached the analyzer, so its metric is undefined."""
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One analyzer's result: `value` when it could be computed, otherwise `error` says why."""
+
+    analyzer: Analyzer
+    value: MetricValue | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def name(self) -> str:
+        return self.analyzer.metric_name
+
+    @property
+    def instance(self) -> str:
+        return self.analyzer.instance
+
+    @property
+    def entity(self) -> Entity:
+        return self.analyzer.entity
+
+    def __repr__(self) -> str:
+        shown = f"value={self.value!r}" if self.ok else f"error={self.error!r}"
+        return f"Metric({self.analyzer!r}, {shown})"

@@ -1,0 +1,79 @@
+"""The shared scan: every scan-shareable analyzer's aggregates in one `df.agg`, with isolation of
+analyzers whose expressions fail so that one bad analyzer never hides the others."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pyspark.sql import DataFrame
+
+from checkers.metrics._analyzer import ScanShareableAnalyzer, State
+
+
+@dataclass
+class ScanOutcome:
+    states: dict[ScanShareableAnalyzer, State] = field(default_factory=dict)
+    errors: dict[ScanShareableAnalyzer, str] = field(default_factory=dict)
+    actions: int = 0
+
+
+def _describe(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def _aggregate(df: DataFrame, analyzers: Sequence[ScanShareableAnalyzer]) -> tuple[list[State], int]:
+    columns, slices = [], []
+    for analyzer in analyzers:
+        aggs = analyzer.aggregations(df.schema)
+        slices.append((len(columns), len(aggs)))
+        columns.extend(aggs)
+    row = df.agg(*columns).collect()[0]
+    return [
+        analyzer.state_from_aggregates(row[start : start + size])
+        for analyzer, (start, size) in zip(analyzers, slices, strict=True)
+    ], 1
+
+
+def _analysis_error(df: DataFrame, analyzer: ScanShareableAnalyzer) -> str | None:
+    """Resolve the analyzer's aggregates without running a job; the error text when they fail."""
+    try:
+        _ = df.agg(*analyzer.aggregations(df.schema)).schema
+    except Exception as exc:  # a bad SQL predicate or filter: report it on this analyzer only
+        return f"{analyzer!r}: {_describe(exc)}"
+    return None
+
+
+def run_scan(df: DataFrame, analyzers: Sequence[ScanShareableAnalyzer]) -> ScanOutcome:
+    """One aggregation for all analyzers. If it fails, drop the analyzers whose expressions do
+    not resolve and retry once; if it still fails (a runtime error), run analyzers one by one."""
+    outcome = ScanOutcome()
+    if not analyzers:
+        return outcome
+    pending = list(analyzers)
+    for attempt in range(2):
+        try:
+            states, actions = _aggregate(df, pending)
+            outcome.actions += actions
+            outcome.states.update(zip(pending, states, strict=True))
+            return outcome
+        except Exception:
+            outcome.actions += 1
+            if attempt == 1:
+                break
+            invalid = {a: e for a in pending if (e := _analysis_error(df, a)) is not None}
+            outcome.errors.update(invalid)
+            pending = [a for a in pending if a not in invalid]
+            if not pending:
+                return outcome
+            if not invalid:
+                break  # every expression resolves: a runtime failure, so isolate one by one
+    for analyzer in pending:
+        try:
+            states, actions = _aggregate(df, [analyzer])
+            outcome.states[analyzer] = states[0]
+        except Exception as exc:
+            outcome.errors[analyzer] = f"{analyzer!r}: {_describe(exc)}"
+        outcome.actions += 1
+    return outcome

@@ -1,0 +1,290 @@
+"""Frequency-based analyzers (Deequ's grouping analyzers) and their state, the frequency table.
+
+A frequency table holds, per distinct value of the grouping columns (after `where`), how many rows
+have it. It is a DataFrame and never reaches the driver: metrics come from one aggregation over it."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from checkers.metrics._analyzer import FrequencyAnalyzer, FrequencyView
+from checkers.metrics._metric import EmptyStateError, MetricValue
+from checkers.metrics._serde import state_kind
+
+COUNT = "__dq_count"
+SET_ID = "__dq_set"
+
+
+def key_column(position: int) -> str:
+    return f"__dq_k{position}"
+
+
+@state_kind("frequencies")
+@dataclass(frozen=True, eq=False)
+class FrequencyState:
+    """Counts per distinct key; `frequencies` has columns `__dq_k0..` (sorted grouping columns)
+    and `__dq_count`. `None` is the empty table (the identity). Merging unions the tables and adds
+    counts per key, lazily in Spark. A persisted state also knows its Parquet `location`."""
+
+    columns: tuple[str, ...]
+    frequencies: DataFrame | None = field(default=None, repr=False)
+    location: str | None = None
+    set_id: int | None = None
+    stored_keys: tuple[str, ...] = ()
+
+    @classmethod
+    def zero(cls, columns: tuple[str, ...]) -> FrequencyState:
+        return cls(tuple(columns))
+
+    def merge(self, other: FrequencyState) -> FrequencyState:
+        if self.frequencies is None or other.frequencies is None:
+            return self if other.frequencies is None else other
+        keys = [key_column(i) for i in range(len(self.columns))]
+        union = self.frequencies.unionByName(other.frequencies)
+        merged = union.groupBy(*keys).agg(F.sum(COUNT).alias(COUNT))
+        return FrequencyState(self.columns, merged)
+
+    def to_payload(self) -> dict[str, Any]:
+        if self.location is None:
+            raise ValueError("a frequency state must be written to Parquet before it is encoded")
+        return {
+            "columns": list(self.columns),
+            "location": self.location,
+            "set_id": self.set_id,
+            "stored_keys": list(self.stored_keys),
+        }
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any]) -> FrequencyState:
+        return cls.read(
+            tuple(payload["columns"]),
+            payload["location"],
+            payload.get("set_id"),
+            tuple(payload.get("stored_keys") or ()),
+        )
+
+    @classmethod
+    def read(
+        cls,
+        columns: tuple[str, ...],
+        location: str,
+        set_id: int | None = None,
+        stored_keys: tuple[str, ...] = (),
+    ) -> FrequencyState:
+        """A state backed by Parquet at `location` (a slice `set_id` of a shared table, or whole)."""
+        table = SparkSession.active().read.parquet(location)
+        if set_id is not None:
+            table = table.where(F.col(SET_ID) == set_id)
+        names = stored_keys or tuple(key_column(i) for i in range(len(columns)))
+        frequencies = table.select(
+            *[F.col(n).alias(key_column(i)) for i, n in enumerate(names)], F.col(COUNT)
+        )
+        return cls(columns, frequencies, location, set_id, tuple(names))
+
+    def written(self, location: str) -> FrequencyState:
+        """Write the table to Parquet at `location` (one Spark action) and return the stored state."""
+        if self.frequencies is None:
+            raise ValueError("the empty frequency state has nothing to write")
+        self.frequencies.write.mode("overwrite").parquet(location)
+        return FrequencyState.read(self.columns, location)
+
+
+def _ratio(numerator: object, denominator: object, analyzer: object) -> float:
+    if not denominator:
+        raise EmptyStateError(f"Empty state for {analyzer!r}: no rows with a non-NULL key")
+    return float(numerator or 0) / float(denominator)  # type: ignore[arg-type]
+
+
+class _Frequencies(FrequencyAnalyzer):
+    """Shared aggregates: rows counted, distinct keys, keys seen once, sum of c*ln(c)."""
+
+    columns: tuple[str, ...]  # type: ignore[misc]
+
+    def __post_init__(self) -> None:
+        cols = (self.columns,) if isinstance(self.columns, str) else tuple(self.columns)
+        object.__setattr__(self, "columns", cols)
+        if not cols:
+            raise ValueError(f"{type(self).__name__} needs at least one column")
+
+    def in_scope(self, view: FrequencyView) -> Column:
+        return view.set_condition & view.keys_not_all_null(self.columns)
+
+    def frequency_aggregations(self, view: FrequencyView) -> list[Column]:
+        rows = self.in_scope(view)
+        return [
+            F.sum(F.when(rows, view.count)),
+            F.count(F.when(rows, F.lit(1))),
+            F.count(F.when(rows & (view.count == 1), F.lit(1))),
+            F.sum(F.when(rows, view.count * F.log(view.count.cast("double")))),
+        ]
+
+    def value_from_aggregates(self, values: Sequence[object]) -> MetricValue:
+        num_rows, groups, singles, c_ln_c = values[:4]
+        return self.value_from_counts(int(num_rows or 0), int(groups or 0), int(singles or 0), float(c_ln_c or 0.0))  # type: ignore[call-overload, arg-type]
+
+    def value_from_counts(self, num_rows: int, groups: int, singles: int, c_ln_c: float) -> float:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, repr=False)
+class CountDistinct(_Frequencies):
+    """Exact number of distinct keys (rows whose grouping columns are all NULL are skipped)."""
+
+    columns: tuple[str, ...]  # type: ignore[misc]
+    where: str | None = None  # type: ignore[assignment]
+
+    def value_from_counts(self, num_rows: int, groups: int, singles: int, c_ln_c: float) -> float:
+        return float(groups)
+
+
+@dataclass(frozen=True, repr=False)
+class Distinctness(_Frequencies):
+    """Distinct keys / rows with a non-NULL key."""
+
+    columns: tuple[str, ...]  # type: ignore[misc]
+    where: str | None = None  # type: ignore[assignment]
+
+    def value_from_counts(self, num_rows: int, groups: int, singles: int, c_ln_c: float) -> float:
+        return _ratio(groups, num_rows, self)
+
+
+@dataclass(frozen=True, repr=False)
+class Uniqueness(_Frequencies):
+    """Rows whose key occurs exactly once / rows with a non-NULL key."""
+
+    columns: tuple[str, ...]  # type: ignore[misc]
+    where: str | None = None  # type: ignore[assignment]
+
+    def value_from_counts(self, num_rows: int, groups: int, singles: int, c_ln_c: float) -> float:
+        return _ratio(singles, num_rows, self)
+
+
+@dataclass(frozen=True, repr=False)
+class UniqueValueRatio(_Frequencies):
+    """Keys that occur exactly once / distinct keys."""
+
+    columns: tuple[str, ...]  # type: ignore[misc]
+    where: str | None = None  # type: ignore[assignment]
+
+    def value_from_counts(self, num_rows: int, groups: int, singles: int, c_ln_c: float) -> float:
+        return _ratio(singles, groups, self)
+
+
+@dataclass(frozen=True, repr=False)
+class Entropy(_Frequencies):
+    """Shannon entropy (natural log) of the non-NULL values of one column."""
+
+    columns: tuple[str, ...]  # type: ignore[misc]
+    where: str | None = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if len(self.columns) != 1:
+            raise ValueError("Entropy takes exactly one column")
+
+    def value_from_counts(self, num_rows: int, groups: int, singles: int, c_ln_c: float) -> float:
+        if num_rows == 0:
+            raise EmptyStateError(f"Empty state for {self!r}: all input values were NULL")
+        # -sum(c/n * ln(c/n)) = ln(n) - sum(c*ln(c))/n
+        return max(math.log(num_rows) - c_ln_c / num_rows, 0.0)
+
+
+@dataclass(frozen=True, repr=False)
+class MutualInformation(_Frequencies):
+    """Mutual information (natural log) of two columns over rows where both are non-NULL.
+
+    Deequ divides by all rows while dropping NULL keys from the sum; we use the same rows for
+    both, so the value is a true mutual information of the non-NULL pairs."""
+
+    columns: tuple[str, ...]  # type: ignore[misc]
+    where: str | None = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if len(self.columns) != 2:
+            raise ValueError("MutualInformation takes exactly two columns")
+
+    def _pairs(self, view: FrequencyView) -> Column:
+        a, b = self.columns
+        return view.set_condition & view.key(a).isNotNull() & view.key(b).isNotNull()
+
+    def window_columns(self, view: FrequencyView) -> dict[str, Column]:
+        counted = F.when(self._pairs(view), view.count)
+        return {
+            f"{view.name_prefix}_m{i}": F.sum(counted).over(
+                Window.partitionBy(F.col(SET_ID), view.key(name))
+            )
+            for i, name in enumerate(self.columns)
+        }
+
+    def frequency_aggregations(self, view: FrequencyView) -> list[Column]:
+        pairs = self._pairs(view)
+        c = view.count.cast("double")
+        marginal_a = F.col(f"{view.name_prefix}_m0").cast("double")
+        marginal_b = F.col(f"{view.name_prefix}_m1").cast("double")
+        return [
+            F.sum(F.when(pairs, view.count)),
+            F.sum(F.when(pairs, c * (F.log(c) - F.log(marginal_a) - F.log(marginal_b)))),
+        ]
+
+    def value_from_aggregates(self, values: Sequence[object]) -> MetricValue:
+        n = int(values[0] or 0)  # type: ignore[call-overload]
+        if n == 0:
+            raise EmptyStateError(f"Empty state for {self!r}: no rows with both values set")
+        return float(values[1] or 0.0) / n + math.log(n)  # type: ignore[arg-type]
+
+
+NULL_VALUE = "NullValue"
+
+
+@dataclass(frozen=True, repr=False)
+class Histogram(FrequencyAnalyzer):
+    """Value counts of one column (NULL shown as "NullValue"): the number of bins, and the
+    `max_detail_bins` most frequent values with absolute counts and ratios. Unlike Deequ, ratios
+    with a `where` are over the filtered rows, not the whole dataset."""
+
+    keeps_null_rows: ClassVar[bool] = True
+    column: str
+    where: str | None = None  # type: ignore[assignment]
+    max_detail_bins: int = 1000
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_detail_bins <= 1000:
+            raise ValueError("Histogram max_detail_bins must be within 1..1000")
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (self.column,)
+
+    def _label(self, view: FrequencyView) -> Column:
+        return F.coalesce(view.key(self.column).cast("string"), F.lit(NULL_VALUE))
+
+    def window_columns(self, view: FrequencyView) -> dict[str, Column]:
+        order = Window.partitionBy(F.col(SET_ID)).orderBy(view.count.desc(), self._label(view))
+        return {f"{view.name_prefix}_rank": F.row_number().over(order)}
+
+    def frequency_aggregations(self, view: FrequencyView) -> list[Column]:
+        rank = F.col(f"{view.name_prefix}_rank")
+        top = view.set_condition & (rank <= self.max_detail_bins)
+        detail = F.when(top, F.struct(self._label(view).alias("value"), view.count.alias("n")))
+        return [
+            F.sum(F.when(view.set_condition, view.count)),
+            F.count(F.when(view.set_condition, F.lit(1))),
+            F.collect_list(detail),
+        ]
+
+    def value_from_aggregates(self, values: Sequence[object]) -> MetricValue:
+        total, bins, detail = int(values[0] or 0), int(values[1] or 0), values[2] or []  # type: ignore[call-overload]
+        if total == 0:
+            raise EmptyStateError(f"Empty state for {self!r}: no rows")
+        rows = sorted(((r["value"], int(r["n"])) for r in detail), key=lambda x: (-x[1], x[0]))  # type: ignore[attr-defined, index]
+        return {
+            "number_of_bins": bins,
+            "values": {v: {"absolute": n, "ratio": n / total} for v, n in rows},
+        }

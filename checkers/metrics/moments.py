@@ -1,0 +1,215 @@
+"""Moment analyzers: Sum, Mean, StandardDeviation (population) and Correlation (Pearson)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql.types import DataType, StructType
+
+from checkers.metrics._analyzer import ScanShareableAnalyzer, filtered
+from checkers.metrics._metric import EmptyStateError
+from checkers.metrics._schema import column, is_numeric
+from checkers.metrics._serde import state_kind
+
+
+def _numeric_error(dtype: DataType) -> str | None:
+    return None if is_numeric(dtype) else "a numeric column is required"
+
+
+def _as_float(value: object) -> float:
+    return 0.0 if value is None else float(value)  # type: ignore[arg-type]
+
+
+def _empty(analyzer: object) -> EmptyStateError:
+    return EmptyStateError(f"Empty state for {analyzer!r}: all input values were NULL")
+
+
+@state_kind("sum")
+@dataclass(frozen=True)
+class SumState:
+    total: float
+    count: int
+
+    @classmethod
+    def zero(cls) -> SumState:
+        return cls(0.0, 0)
+
+    def merge(self, other: SumState) -> SumState:
+        return SumState(self.total + other.total, self.count + other.count)
+
+
+class _SingleNumericColumn(ScanShareableAnalyzer):
+    column: str
+    where: str | None
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (self.column,)
+
+    def column_type_error(self, dtype: DataType) -> str | None:
+        return _numeric_error(dtype)
+
+    def values(self) -> Column:
+        return filtered(column(self.column).cast("double"), self.where)
+
+
+@dataclass(frozen=True, repr=False)
+class Sum(_SingleNumericColumn):
+    """Sum of the non-NULL values (as double)."""
+
+    column: str
+    where: str | None = None  # type: ignore[assignment]
+
+    def aggregations(self, schema: StructType) -> list[Column]:
+        return [F.sum(self.values()), F.count(self.values())]
+
+    def state_from_aggregates(self, values: Sequence[object]) -> SumState:
+        return SumState(_as_float(values[0]), int(values[1] or 0))  # type: ignore[call-overload]
+
+    def zero_state(self) -> SumState:
+        return SumState.zero()
+
+    def compute_value(self, state: SumState) -> float:  # type: ignore[override]
+        if state.count == 0:
+            raise _empty(self)
+        return state.total
+
+
+@dataclass(frozen=True, repr=False)
+class Mean(Sum):
+    """Mean of the non-NULL values."""
+
+    def compute_value(self, state: SumState) -> float:  # type: ignore[override]
+        if state.count == 0:
+            raise _empty(self)
+        return state.total / state.count
+
+
+@state_kind("moments")
+@dataclass(frozen=True)
+class MomentsState:
+    """Count, mean and sum of squared deviations; merged with Chan's parallel formula."""
+
+    n: int
+    avg: float
+    m2: float
+
+    @classmethod
+    def zero(cls) -> MomentsState:
+        return cls(0, 0.0, 0.0)
+
+    def merge(self, other: MomentsState) -> MomentsState:
+        n = self.n + other.n
+        if n == 0:
+            return MomentsState.zero()
+        delta = other.avg - self.avg
+        avg = self.avg + delta * other.n / n
+        m2 = self.m2 + other.m2 + delta * delta * self.n * other.n / n
+        return MomentsState(n, avg, m2)
+
+
+@dataclass(frozen=True, repr=False)
+class StandardDeviation(_SingleNumericColumn):
+    """Population standard deviation of the non-NULL values, `sqrt(m2 / n)` (Deequ's)."""
+
+    column: str
+    where: str | None = None  # type: ignore[assignment]
+
+    def aggregations(self, schema: StructType) -> list[Column]:
+        values = self.values()
+        return [F.count(values), F.avg(values), F.var_pop(values)]
+
+    def state_from_aggregates(self, values: Sequence[object]) -> MomentsState:
+        n = int(values[0] or 0)  # type: ignore[call-overload]
+        return MomentsState(n, _as_float(values[1]), _as_float(values[2]) * n)
+
+    def zero_state(self) -> MomentsState:
+        return MomentsState.zero()
+
+    def compute_value(self, state: MomentsState) -> float:  # type: ignore[override]
+        if state.n == 0:
+            raise _empty(self)
+        return math.sqrt(max(state.m2, 0.0) / state.n)
+
+
+@state_kind("co_moments")
+@dataclass(frozen=True)
+class CoMomentsState:
+    """Count, means, co-moment and both second moments of the rows where both values are set."""
+
+    n: int
+    x_avg: float
+    y_avg: float
+    ck: float
+    x_m2: float
+    y_m2: float
+
+    @classmethod
+    def zero(cls) -> CoMomentsState:
+        return cls(0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+    def merge(self, other: CoMomentsState) -> CoMomentsState:
+        n = self.n + other.n
+        if n == 0:
+            return CoMomentsState.zero()
+        dx = other.x_avg - self.x_avg
+        dy = other.y_avg - self.y_avg
+        weight = self.n * other.n / n
+        return CoMomentsState(
+            n,
+            self.x_avg + dx * other.n / n,
+            self.y_avg + dy * other.n / n,
+            self.ck + other.ck + dx * dy * weight,
+            self.x_m2 + other.x_m2 + dx * dx * weight,
+            self.y_m2 + other.y_m2 + dy * dy * weight,
+        )
+
+
+@dataclass(frozen=True, repr=False)
+class Correlation(ScanShareableAnalyzer):
+    """Pearson correlation of two numeric columns over rows where both are non-NULL.
+
+    A constant column gives NaN (as in Deequ), not an error."""
+
+    first_column: str
+    second_column: str
+    where: str | None = None  # type: ignore[assignment]
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (self.first_column, self.second_column)
+
+    def column_type_error(self, dtype: DataType) -> str | None:
+        return _numeric_error(dtype)
+
+    def aggregations(self, schema: StructType) -> list[Column]:
+        x = column(self.first_column).cast("double")
+        y = column(self.second_column).cast("double")
+        both = filtered(x.isNotNull() & y.isNotNull(), self.where)
+        xs, ys = F.when(both, x), F.when(both, y)
+        return [
+            F.count(xs),
+            F.avg(xs),
+            F.avg(ys),
+            F.covar_pop(xs, ys),
+            F.var_pop(xs),
+            F.var_pop(ys),
+        ]
+
+    def state_from_aggregates(self, values: Sequence[object]) -> CoMomentsState:
+        n = int(values[0] or 0)  # type: ignore[call-overload]
+        x_avg, y_avg, cov, x_var, y_var = (_as_float(v) for v in values[1:6])
+        return CoMomentsState(n, x_avg, y_avg, cov * n, x_var * n, y_var * n)
+
+    def zero_state(self) -> CoMomentsState:
+        return CoMomentsState.zero()
+
+    def compute_value(self, state: CoMomentsState) -> float:  # type: ignore[override]
+        if state.n == 0:
+            raise _empty(self)
+        denominator = math.sqrt(state.x_m2 * state.y_m2)
+        return math.nan if denominator == 0 else state.ck / denominator

@@ -1,0 +1,210 @@
+"""The analysis runner (Algorithm 1 of the differential Deequ paper): all scan-shareable analyzers
+in one aggregation, all grouping analyzers from one grouping query, previously stored states merged
+in before metrics are computed, and a count of the Spark actions it took."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from pyspark.sql import DataFrame
+
+from checkers.metrics import _grouping
+from checkers.metrics._analyzer import Analyzer, FrequencyAnalyzer, ScanShareableAnalyzer, State
+from checkers.metrics._metric import Metric
+from checkers.metrics._scan import run_scan
+from checkers.metrics.frequencies import FrequencyState
+
+if TYPE_CHECKING:
+    from checkers.metrics.state_stores import StateStore
+
+COLUMNAR_SUFFIXES = (".parquet", ".orc")
+
+
+class SketchPlan(str, Enum):
+    """Where sketch aggregates run: in the shared scan, or in a pass of their own."""
+
+    AUTO = "auto"  # own pass on columnar files (measured faster there), shared scan otherwise
+    SHARED = "shared"
+    SEPARATE = "separate"
+
+
+@dataclass
+class AnalysisResult:
+    """Metrics of one engine run, keyed by analyzer, with the states they came from."""
+
+    metrics: dict[Analyzer, Metric]
+    states: dict[Analyzer, State] = field(default_factory=dict)
+    spark_actions: int = 0
+
+    def metric(self, analyzer: Analyzer) -> Metric:
+        try:
+            return self.metrics[analyzer]
+        except KeyError:
+            raise KeyError(f"{analyzer!r} was not part of this analysis") from None
+
+    def value(self, analyzer: Analyzer) -> object:
+        """The metric's value; raises ValueError with the metric's error when it failed."""
+        metric = self.metric(analyzer)
+        if not metric.ok:
+            raise ValueError(metric.error)
+        return metric.value
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.metrics.values())
+
+
+def _unique(analyzers: Iterable[Analyzer]) -> list[Analyzer]:
+    return list(dict.fromkeys(analyzers))
+
+
+def _reads_columnar_files(df: DataFrame) -> bool:
+    try:
+        files = df.inputFiles()
+    except Exception:  # sources without files (JDBC, in-memory) are row-wise anyway
+        return False
+    return bool(files) and all(f.lower().endswith(COLUMNAR_SUFFIXES) for f in files)
+
+
+def _scan_passes(
+    df: DataFrame, analyzers: list[ScanShareableAnalyzer], plan: SketchPlan
+) -> list[list[ScanShareableAnalyzer]]:
+    sketches = [a for a in analyzers if a.is_sketch]
+    declarative = [a for a in analyzers if not a.is_sketch]
+    separate = plan is SketchPlan.SEPARATE or (
+        plan is SketchPlan.AUTO and sketches and declarative and _reads_columnar_files(df)
+    )
+    passes = [declarative, sketches] if separate else [declarative + sketches]
+    return [p for p in passes if p]
+
+
+def run_analysis(
+    df: DataFrame,
+    analyzers: Sequence[Analyzer],
+    *,
+    state_store: StateStore | None = None,
+    dataset: str | None = None,
+    partition: str | None = None,
+    aggregate_with: Mapping[Analyzer, State] | None = None,
+    sketch_plan: SketchPlan = SketchPlan.AUTO,
+) -> AnalysisResult:
+    """Compute every analyzer's metric over `df` in as few Spark passes as possible.
+
+    With `state_store`, `dataset` and `partition`, the states of `df` are stored as that
+    partition's (replacing earlier ones); metrics are those of `df` merged with `aggregate_with`.
+    """
+    if state_store is not None and (dataset is None or partition is None):
+        raise ValueError("storing states needs both dataset= and partition=")
+    unique = _unique(analyzers)
+    metrics: dict[Analyzer, Metric] = {}
+    states: dict[Analyzer, State] = {}
+    actions = 0
+    schema = df.schema
+    runnable = []
+    for analyzer in unique:
+        problem = analyzer.schema_error(schema)
+        if problem is None:
+            runnable.append(analyzer)
+        else:
+            metrics[analyzer] = Metric(analyzer, error=problem)
+    previous = dict(aggregate_with or {})
+
+    scan = [a for a in runnable if isinstance(a, ScanShareableAnalyzer)]
+    for group in _scan_passes(df, scan, sketch_plan):
+        outcome = run_scan(df, group)
+        actions += outcome.actions
+        for analyzer, error in outcome.errors.items():
+            metrics[analyzer] = Metric(analyzer, error=error)
+        for analyzer, state in outcome.states.items():
+            states[analyzer] = state
+            merged = state.merge(previous[analyzer]) if analyzer in previous else state
+            metrics[analyzer] = analyzer.metric_from_state(merged)
+
+    frequency = [a for a in runnable if isinstance(a, FrequencyAnalyzer)]
+    if frequency:
+        location = None
+        if state_store is not None:
+            assert dataset is not None and partition is not None
+            location = state_store.frequency_location(dataset, partition)
+        grouping_metrics, grouping_states, grouping_actions = _run_grouping(
+            df, frequency, previous, location
+        )
+        metrics.update(grouping_metrics)
+        states.update(grouping_states)
+        actions += grouping_actions
+
+    if state_store is not None and states:
+        assert dataset is not None and partition is not None
+        state_store.save(dataset, partition, states)
+    return AnalysisResult({a: metrics[a] for a in unique}, states, actions)
+
+
+def _run_grouping(
+    df: DataFrame,
+    analyzers: list[FrequencyAnalyzer],
+    previous: Mapping[Analyzer, State],
+    location: str | None,
+) -> tuple[dict[Analyzer, Metric], dict[Analyzer, State], int]:
+    metrics: dict[Analyzer, Metric] = {}
+    try:
+        found, states, actions = _grouping_pass(df, analyzers, previous, location)
+        return {**metrics, **found}, states, actions
+    except Exception as exc:
+        failure = _first_line(exc)
+    # Find the filters that do not resolve (analysis only, no job), report them, retry the rest.
+    bad = {w for w in {a.where for a in analyzers} if w is not None and _filter_error(df, w)}
+    for analyzer in analyzers:
+        if analyzer.where in bad:
+            metrics[analyzer] = Metric(analyzer, error=f"{analyzer!r}: {_filter_error(df, analyzer.where)}")  # type: ignore[arg-type]
+    rest = [a for a in analyzers if a.where not in bad]
+    if bad and rest:
+        try:
+            found, states, actions = _grouping_pass(df, rest, previous, location)
+            return {**metrics, **found}, states, actions + 1
+        except Exception as exc:
+            failure = _first_line(exc)
+    for analyzer in rest:
+        metrics[analyzer] = Metric(analyzer, error=f"{analyzer!r}: {failure}")
+    return metrics, {}, 1 + (1 if bad and rest else 0)
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _filter_error(df: DataFrame, where: str) -> str | None:
+    try:
+        _ = df.where(where).schema
+    except Exception as exc:
+        return _first_line(exc)
+    return None
+
+
+def _grouping_pass(
+    df: DataFrame,
+    analyzers: list[FrequencyAnalyzer],
+    previous: Mapping[Analyzer, State],
+    location: str | None,
+) -> tuple[dict[Analyzer, Metric], dict[Analyzer, State], int]:
+    sets = _grouping.plan_sets(analyzers)
+    keys = _grouping.global_key_names(sets)
+    actions = 0
+    table = _grouping.frequency_table(df, sets, keys)
+    if location is not None:
+        table.write.mode("overwrite").partitionBy(_grouping.SET_ID).parquet(location)
+        actions += 1
+        table = df.sparkSession.read.parquet(location)
+    per_set = _grouping.set_states(table, location, sets, keys)
+    earlier = {
+        s: state
+        for s in sets
+        if isinstance(state := previous.get(s.analyzers[0]), FrequencyState)
+    }
+    if earlier:
+        table = _grouping.merge_tables(table, _grouping.table_from_states(earlier, keys), keys)
+    metrics, metric_actions = _grouping.frequency_metrics(table, sets, keys)
+    states: dict[Analyzer, State] = {a: per_set[s] for s in sets for a in s.analyzers}
+    return dict(metrics), states, actions + metric_actions

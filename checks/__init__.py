@@ -1,0 +1,1 @@
+"""Quality checks: the `QualityCheck` base class teams subclass, and the example checks."""

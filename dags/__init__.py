@@ -1,0 +1,1 @@
+"""The single Airflow DAG (wiring only)."""

@@ -1,0 +1,1 @@
+"""Scheduling: clocks, due windows, the runner and the `dq` command line."""

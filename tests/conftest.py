@@ -1,0 +1,43 @@
+"""Test fixtures: one SparkSession for the whole run (classic, or Spark Connect when
+DQ_TEST_SPARK_CONNECT=1), and helpers to build small DataFrames."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+
+CONNECT = os.environ.get("DQ_TEST_SPARK_CONNECT") == "1"
+TEST_CONFIG = {
+    "spark.ui.enabled": "false",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.driver.memory": "2g",
+}
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    # Expected analysis errors (bad filters in tests) are reported as metrics; keep logs quiet.
+    logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
+    builder = SparkSession.builder.appName("dq-checkers-tests")
+    builder = builder.remote("local[2]") if CONNECT else builder.master("local[2]")
+    for key, value in TEST_CONFIG.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def make_df(spark: SparkSession):  # type: ignore[no-untyped-def]
+    """`make_df(rows, "a int, b string")` -> DataFrame."""
+
+    def build(rows: list[tuple[object, ...]], schema: str) -> DataFrame:
+        return spark.createDataFrame(rows, schema)
+
+    return build
