@@ -1,0 +1,89 @@
+"""Sum, Mean, StandardDeviation and Correlation on hand-computed data."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from checkers.metrics import Correlation, Mean, Size, StandardDeviation, Sum, run_analysis
+
+SCHEMA = "x int, y double, label string"
+ROWS = [(1, 2.0, "a"), (2, 4.0, "a"), (3, None, "b"), (None, 7.0, "b"), (4, 9.0, "b")]
+
+
+@pytest.fixture(scope="module")
+def data(spark):  # type: ignore[no-untyped-def]
+    return spark.createDataFrame(ROWS, SCHEMA)
+
+
+@pytest.fixture(scope="module")
+def empty(spark):  # type: ignore[no-untyped-def]
+    return spark.createDataFrame([], SCHEMA)
+
+
+def test_sum_and_mean_skip_nulls(data) -> None:  # type: ignore[no-untyped-def]
+    analyzers = [Sum("x"), Mean("x"), Sum("y", where="label = 'b'"), Mean("y", where="label = 'b'")]
+    result = run_analysis(data, analyzers)
+    assert result.metric(Sum("x")).value == 10.0
+    assert result.metric(Mean("x")).value == 2.5
+    assert result.metric(Sum("y", where="label = 'b'")).value == 16.0
+    assert result.metric(Mean("y", where="label = 'b'")).value == 8.0
+
+
+def test_sum_of_only_nulls_and_of_empty_input_are_errors(data, empty) -> None:  # type: ignore[no-untyped-def]
+    only_nulls = run_analysis(data, [Sum("y", where="x = 3")]).metric(Sum("y", where="x = 3"))
+    assert "all input values were NULL" in only_nulls.error
+    for analyzer in (Sum("x"), Mean("x"), StandardDeviation("x"), Correlation("x", "y")):
+        assert not run_analysis(empty, [analyzer]).metric(analyzer).ok
+
+
+def test_population_standard_deviation(data) -> None:  # type: ignore[no-untyped-def]
+    result = run_analysis(data, [StandardDeviation("x"), StandardDeviation("y", where="x < 3")])
+    # x = 1,2,3,4: mean 2.5, squared deviations 2.25+0.25+0.25+2.25 = 5, population var 1.25
+    assert result.metric(StandardDeviation("x")).value == pytest.approx(math.sqrt(1.25))
+    # y where x<3: 2, 4 -> population stddev 1
+    assert result.metric(StandardDeviation("y", where="x < 3")).value == pytest.approx(1.0)
+
+
+def test_correlation_uses_rows_where_both_are_set(data) -> None:  # type: ignore[no-untyped-def]
+    result = run_analysis(data, [Correlation("x", "y")])
+    # pairs (1,2),(2,4),(4,9): hand-computed Pearson
+    xs, ys = [1, 2, 4], [2.0, 4.0, 9.0]
+    mx, my = sum(xs) / 3, sum(ys) / 3
+    cov = sum((a - mx) * (b - my) for a, b in zip(xs, ys, strict=True))
+    expected = cov / math.sqrt(sum((a - mx) ** 2 for a in xs) * sum((b - my) ** 2 for b in ys))
+    assert result.metric(Correlation("x", "y")).value == pytest.approx(expected)
+    assert result.metric(Correlation("x", "y")).instance == "x,y"
+
+
+def test_correlation_of_a_constant_column_is_nan(make_df) -> None:  # type: ignore[no-untyped-def]
+    df = make_df([(1, 5.0), (2, 5.0), (3, 5.0)], "a int, b double")
+    value = run_analysis(df, [Correlation("a", "b")]).metric(Correlation("a", "b")).value
+    assert math.isnan(value)
+
+
+def test_correlation_with_where(data) -> None:  # type: ignore[no-untyped-def]
+    analyzer = Correlation("x", "y", where="label = 'a'")
+    assert run_analysis(data, [analyzer]).metric(analyzer).value == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    "analyzer", [Sum("label"), Mean("label"), StandardDeviation("label"), Correlation("x", "label")]
+)
+def test_numeric_analyzers_reject_strings_and_leave_others_running(data, analyzer) -> None:  # type: ignore[no-untyped-def]
+    result = run_analysis(data, [analyzer, Size()])
+    assert "has type string" in result.metric(analyzer).error
+    assert result.metric(Size()).value == 5.0
+
+
+def test_missing_column_is_reported(data) -> None:  # type: ignore[no-untyped-def]
+    result = run_analysis(data, [Mean("nope"), Mean("x")])
+    assert "column 'nope' does not exist" in result.metric(Mean("nope")).error
+    assert result.metric(Mean("x")).value == 2.5
+
+
+def test_sum_of_large_longs_does_not_overflow(make_df) -> None:  # type: ignore[no-untyped-def]
+    big = 2**62
+    df = make_df([(big,), (big,), (big,)], "v bigint")
+    assert run_analysis(df, [Sum("v")]).metric(Sum("v")).value == pytest.approx(3.0 * big)
