@@ -1,0 +1,121 @@
+"""The runner: shared passes (counted as Spark jobs), deduplication, failure isolation, plans."""
+
+from __future__ import annotations
+
+import pytest
+
+from checkers.metrics import (
+    ApproxCountDistinct,
+    ApproxQuantile,
+    Completeness,
+    Compliance,
+    CountDistinct,
+    Entropy,
+    Histogram,
+    Maximum,
+    Mean,
+    Minimum,
+    PatternMatch,
+    Size,
+    SketchPlan,
+    StandardDeviation,
+    Uniqueness,
+    run_analysis,
+)
+from tests.metrics.jobs import count_jobs
+
+SCAN = [
+    Size(),
+    Size(where="month = 1"),
+    Completeness("dep_time"),
+    Completeness("tailnum", where="carrier = 'UA'"),
+    Compliance("positive distance", "distance > 0"),
+    Compliance("short", "distance < 500", where="origin = 'JFK'"),
+    PatternMatch("tailnum", "^N[0-9]"),
+    Mean("arr_delay"),
+    Minimum("dep_delay", where="month = 6"),
+    Maximum("air_time"),
+    StandardDeviation("distance"),
+]
+SKETCHES = [ApproxCountDistinct("tailnum"), ApproxQuantile("arr_delay", 0.5)]
+GROUPING = [
+    Uniqueness(["carrier", "flight", "time_hour"]),
+    CountDistinct("dest"),
+    Entropy("dest"),
+    Histogram("origin"),
+    Uniqueness("tailnum", where="month = 2"),
+]  # 4 distinct grouping sets: (carrier, flight, time_hour), (dest), (origin), (tailnum | month=2)
+
+
+@pytest.mark.classic_only
+def test_scan_and_grouping_analyzers_run_in_at_most_one_plus_g_jobs(spark, flights) -> None:  # type: ignore[no-untyped-def]
+    rows = flights.where("day <= 2").cache()  # about 22,000 rows, every month
+    rows.count()
+    result, jobs = count_jobs(spark, lambda: run_analysis(rows, SCAN + SKETCHES + GROUPING))
+    groups = 4
+    assert jobs <= 1 + groups
+    assert jobs == result.spark_actions == 2  # one scan (sketches included), one grouping query
+    assert all(m.ok for m in result), [m for m in result if not m.ok]
+    rows.unpersist()
+
+
+@pytest.mark.classic_only
+def test_sketches_get_their_own_pass_on_parquet(spark, flights) -> None:  # type: ignore[no-untyped-def]
+    result, jobs = count_jobs(spark, lambda: run_analysis(flights, SCAN + SKETCHES))
+    assert jobs == result.spark_actions == 2
+    shared, jobs = count_jobs(
+        spark, lambda: run_analysis(flights, SCAN + SKETCHES, sketch_plan=SketchPlan.SHARED)
+    )
+    assert jobs == shared.spark_actions == 1
+    for analyzer in SCAN:
+        assert result.metric(analyzer).value == pytest.approx(shared.metric(analyzer).value)
+
+
+@pytest.mark.classic_only
+def test_many_grouping_columns_cost_one_grouping_job(spark, make_df) -> None:  # type: ignore[no-untyped-def]
+    columns = [f"c{i}" for i in range(30)]
+    df = spark.range(500).selectExpr(*[f"id % {i + 2} AS c{i}" for i in range(30)])
+    analyzers = [Uniqueness(c) for c in columns] + [CountDistinct(c) for c in columns]
+    result, jobs = count_jobs(spark, lambda: run_analysis(df, analyzers))
+    assert jobs == 1
+    for i, c in enumerate(columns):
+        assert result.metric(CountDistinct(c)).value == float(i + 2)
+        assert result.metric(Uniqueness(c)).value == 0.0
+
+
+def test_duplicates_collapse_and_results_keep_request_order(flights) -> None:  # type: ignore[no-untyped-def]
+    analyzers = [Size(), Completeness("dep_time"), Size(), Completeness("dep_time")]
+    result = run_analysis(flights, analyzers)
+    assert list(result.metrics) == [Size(), Completeness("dep_time")]
+    assert result.metric(Size()).value == 336_776.0
+
+
+def test_real_missing_values_in_flights(flights) -> None:  # type: ignore[no-untyped-def]
+    result = run_analysis(flights, [Completeness("dep_time"), Completeness("tailnum")])
+    assert result.metric(Completeness("dep_time")).value == pytest.approx(1 - 8255 / 336_776)
+    assert result.metric(Completeness("tailnum")).value == pytest.approx(1 - 2512 / 336_776)
+
+
+def test_a_runtime_failure_is_isolated_to_its_analyzer(flights) -> None:  # type: ignore[no-untyped-def]
+    # Resolves fine but fails while running under ANSI mode (a string that is not a number).
+    failing = Compliance("bad cast", "CAST(carrier AS INT) > 0")
+    result = run_analysis(flights, [failing, Size(), Mean("distance")])
+    assert not result.metric(failing).ok
+    assert "bad cast" in result.metric(failing).error
+    assert result.metric(Size()).value == 336_776.0
+    assert result.metric(Mean("distance")).ok
+
+
+def test_metric_lookup_of_an_unknown_analyzer_says_so(flights) -> None:  # type: ignore[no-untyped-def]
+    result = run_analysis(flights, [Size()])
+    with pytest.raises(KeyError, match="not part of this analysis"):
+        result.metric(Completeness("dep_time"))
+    with pytest.raises(ValueError, match="Empty state"):
+        run_analysis(flights.limit(0), [Mean("distance")]).value(Mean("distance"))
+
+
+def test_storing_states_needs_dataset_and_partition(flights) -> None:  # type: ignore[no-untyped-def]
+    from checkers.metrics import InMemoryStateStore
+
+    with pytest.raises(ValueError, match="dataset= and partition="):
+        run_analysis(flights, [Size()], state_store=InMemoryStateStore())
