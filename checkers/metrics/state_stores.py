@@ -150,11 +150,15 @@ class FileStateStore(_RecordStore):
         merged = {**self._read(dataset, partition), **records}
         body = {"dataset": dataset, "partition": partition, "states": merged}
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".states-", suffix=".tmp")
-        with os.fdopen(fd, "w") as handle:
-            json.dump(body, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, directory / self.FILE)
+        try:
+            with os.fdopen(fd, "w") as handle:
+                json.dump(body, handle)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, directory / self.FILE)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
 
     def _read(self, dataset: str, partition: str) -> dict[str, Record]:
         file = self._partition_dir(dataset, partition) / self.FILE
