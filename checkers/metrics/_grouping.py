@@ -75,19 +75,19 @@ def frequency_table(df: DataFrame, sets: Sequence[GroupingSet], keys: Mapping[st
 
 
 def set_states(
-    table: DataFrame | None,
+    table: DataFrame,
     location: str | None,
     sets: Sequence[GroupingSet],
     keys: Mapping[str, str],
 ) -> dict[GroupingSet, FrequencyState]:
     """Per-set states: slices of the stored table at `location`, else of the lazy `table`."""
     states = {}
+    schema = table.schema.json()
     for s in sets:
         stored = tuple(keys[c] for c in s.columns)
         if location is not None:
-            states[s] = FrequencyState.read(s.columns, location, s.set_id, stored)
+            states[s] = FrequencyState.read(s.columns, location, s.set_id, stored, schema)
         else:
-            assert table is not None
             sliced = table.where(F.col(SET_ID) == s.set_id).select(
                 *[F.col(n).alias(key_column(i)) for i, n in enumerate(stored)], F.col(COUNT)
             )

@@ -5,6 +5,7 @@ have it. It is a DataFrame and never reaches the driver: metrics come from one a
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from typing import Any, ClassVar
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from checkers.metrics._analyzer import FrequencyAnalyzer, FrequencyView
 from checkers.metrics._metric import EmptyStateError, MetricValue
@@ -37,6 +39,7 @@ class FrequencyState:
     location: str | None = None
     set_id: int | None = None
     stored_keys: tuple[str, ...] = ()
+    table_schema: str | None = None  # JSON schema of the stored table: reading it infers nothing
 
     @classmethod
     def zero(cls, columns: tuple[str, ...]) -> FrequencyState:
@@ -58,6 +61,7 @@ class FrequencyState:
             "location": self.location,
             "set_id": self.set_id,
             "stored_keys": list(self.stored_keys),
+            "table_schema": self.table_schema,
         }
 
     @classmethod
@@ -67,6 +71,7 @@ class FrequencyState:
             payload["location"],
             payload.get("set_id"),
             tuple(payload.get("stored_keys") or ()),
+            payload.get("table_schema"),
         )
 
     @classmethod
@@ -76,23 +81,35 @@ class FrequencyState:
         location: str,
         set_id: int | None = None,
         stored_keys: tuple[str, ...] = (),
+        table_schema: str | None = None,
     ) -> FrequencyState:
-        """A state backed by Parquet at `location` (a slice `set_id` of a shared table, or whole)."""
-        table = SparkSession.active().read.parquet(location)
+        """A state backed by Parquet at `location` (a slice `set_id` of a shared table, or whole).
+
+        With the table's schema given, Spark reads no file footers (which would cost a job)."""
+        table = read_parquet(location, table_schema)
         if set_id is not None:
             table = table.where(F.col(SET_ID) == set_id)
         names = stored_keys or tuple(key_column(i) for i in range(len(columns)))
         frequencies = table.select(
             *[F.col(n).alias(key_column(i)) for i, n in enumerate(names)], F.col(COUNT)
         )
-        return cls(columns, frequencies, location, set_id, tuple(names))
+        return cls(columns, frequencies, location, set_id, tuple(names), table_schema)
 
     def written(self, location: str) -> FrequencyState:
         """Write the table to Parquet at `location` (one Spark action) and return the stored state."""
         if self.frequencies is None:
             raise ValueError("the empty frequency state has nothing to write")
         self.frequencies.write.mode("overwrite").parquet(location)
-        return FrequencyState.read(self.columns, location)
+        return FrequencyState.read(
+            self.columns, location, table_schema=self.frequencies.schema.json()
+        )
+
+
+def read_parquet(location: str, table_schema: str | None) -> DataFrame:
+    reader = SparkSession.active().read
+    if table_schema is not None:
+        reader = reader.schema(StructType.fromJson(json.loads(table_schema)))
+    return reader.parquet(location)
 
 
 def _ratio(numerator: object, denominator: object, analyzer: object) -> float:

@@ -15,7 +15,7 @@ from checkers.metrics import _grouping
 from checkers.metrics._analyzer import Analyzer, FrequencyAnalyzer, ScanShareableAnalyzer, State
 from checkers.metrics._metric import Metric
 from checkers.metrics._scan import run_scan
-from checkers.metrics.frequencies import FrequencyState
+from checkers.metrics.frequencies import FrequencyState, read_parquet
 
 if TYPE_CHECKING:
     from checkers.metrics.state_stores import StateStore
@@ -194,9 +194,10 @@ def _grouping_pass(
     actions = 0
     table = _grouping.frequency_table(df, sets, keys)
     if location is not None:
+        schema = table.schema.json()
         table.write.mode("overwrite").partitionBy(_grouping.SET_ID).parquet(location)
         actions += 1
-        table = df.sparkSession.read.parquet(location)
+        table = read_parquet(location, schema)
     per_set = _grouping.set_states(table, location, sets, keys)
     earlier = {
         s: state

