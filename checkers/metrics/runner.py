@@ -10,6 +10,7 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from checkers.metrics import _grouping
 from checkers.metrics._analyzer import Analyzer, FrequencyAnalyzer, ScanShareableAnalyzer, State
@@ -176,8 +177,10 @@ def _first_line(exc: Exception) -> str:
 
 
 def _filter_error(df: DataFrame, where: str) -> str | None:
+    # A projection, not df.where(...): Spark Connect answers a filter's schema from its child's
+    # cached schema without analysing the condition.
     try:
-        _ = df.where(where).schema
+        _ = df.select(F.expr(where)).schema
     except Exception as exc:
         return _first_line(exc)
     return None
