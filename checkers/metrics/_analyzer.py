@@ -130,18 +130,33 @@ class FrequencyAnalyzer(Analyzer):
         """Extra per-row columns over the frequency table (window functions), keyed by unique name."""
         return {}
 
-    @abstractmethod
-    def frequency_aggregations(self, view: FrequencyView) -> list[Column]:
-        """Aggregate Columns over the frequency table; only rows where `view.in_set` holds count."""
+    def extra_aggregations(self, view: FrequencyView) -> list[Column]:
+        """Aggregates beyond the shared summary; only rows where `view.set_condition` holds count."""
+        return []
 
     @abstractmethod
-    def value_from_aggregates(self, values: Sequence[object]) -> MetricValue:
-        """The metric from this analyzer's slice of the aggregated row."""
+    def value_from_frequencies(
+        self, summary: FrequencySummary, extras: Sequence[object]
+    ) -> MetricValue:
+        """The metric from its set's summary and its `extra_aggregations` values."""
 
     def compute_value(self, state: State) -> MetricValue:
         raise MetricComputationError(
             f"{self!r}: frequency metrics are computed by the runner from frequency tables"
         )
+
+
+@dataclass(frozen=True)
+class FrequencySummary:
+    """What every frequency metric needs, computed once per grouping set. "Keyed" rows are those
+    whose grouping columns are not all NULL."""
+
+    num_rows: int = 0  # keyed source rows
+    groups: int = 0  # distinct keyed keys
+    singles: int = 0  # keyed keys seen exactly once
+    c_ln_c: float = 0.0  # sum over keyed keys of count * ln(count)
+    all_rows: int = 0  # source rows, NULL keys included
+    all_groups: int = 0  # distinct keys, the all-NULL key included
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,12 @@
-"""Frequency tables for all grouping analyzers of a run in one grouping query, and their metrics
-in one aggregation over the (possibly stored and merged) tables.
+"""Frequency tables for all grouping analyzers of a run in one query, and their metrics in one
+aggregation over the (possibly stored and merged) tables.
 
-Every distinct (grouping columns, where) is one grouping set of a single `GROUPING SETS` query, so
-a wide table's per-column uniqueness costs one shuffle, not one per column. A `where` becomes a
-boolean key column of its set, so filtered sets share the same query."""
+The unified frequency table has one row per (grouping set, key): `__dq_set`, the key columns,
+`__dq_keyed` (the key is not all NULL) and `__dq_count`. A *layout* names each set's key columns
+in it. Single-column sets of one type are stacked: every row becomes one (set, value) pair per set
+and one narrow group-by counts them all, sharing one value column. Multi-column sets share one
+GROUPING SETS query, a `where` becoming a boolean key column of its set. Stacking measured several
+times faster than GROUPING SETS on wide tables, whose rows carry every grouped column."""
 
 from __future__ import annotations
 
@@ -12,12 +15,18 @@ from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
-from checkers.metrics._analyzer import FrequencyAnalyzer, FrequencyView
+from checkers.metrics._analyzer import FrequencyAnalyzer, FrequencySummary, FrequencyView
 from checkers.metrics._metric import Metric, MetricComputationError
+from checkers.metrics._schema import resolve_type
 from checkers.metrics.frequencies import COUNT, SET_ID, FrequencyState, key_column
 
 GID = "__dq_gid"
+KEYED = "__dq_keyed"
+
+#: set id -> names of its key columns in the unified table, in the set's column order
+Layout = dict[int, tuple[str, ...]]
 
 
 @dataclass(frozen=True)
@@ -38,14 +47,66 @@ def plan_sets(analyzers: Sequence[FrequencyAnalyzer]) -> list[GroupingSet]:
     ]
 
 
-def global_key_names(sets: Sequence[GroupingSet]) -> dict[str, str]:
-    """Source column name -> its key column in the unified table (shared by all sets)."""
-    names = sorted({c for s in sets for c in s.columns})
-    return {name: key_column(i) for i, name in enumerate(names)}
+def shared_layout(sets: Sequence[GroupingSet]) -> Layout:
+    """One key column per source column, shared by every set that groups by it."""
+    names = {c: key_column(i) for i, c in enumerate(sorted({c for s in sets for c in s.columns}))}
+    return {s.set_id: tuple(names[c] for c in s.columns) for s in sets}
 
 
-def frequency_table(df: DataFrame, sets: Sequence[GroupingSet], keys: Mapping[str, str]) -> DataFrame:
-    """One lazy query: columns `__dq_set`, the key columns and `__dq_count`."""
+def _stacks(schema: StructType, sets: Sequence[GroupingSet]) -> tuple[dict[str, list[GroupingSet]], list[GroupingSet]]:
+    stacks: dict[str, list[GroupingSet]] = {}
+    multi = []
+    for s in sets:
+        dtype = resolve_type(schema, s.columns[0]) if len(s.columns) == 1 else None
+        if dtype is None:
+            multi.append(s)
+        else:
+            stacks.setdefault(dtype.simpleString(), []).append(s)
+    return stacks, multi
+
+
+def run_layout(schema: StructType, sets: Sequence[GroupingSet]) -> Layout:
+    """Stacked sets share their type's value column; multi-column sets use the shared layout."""
+    stacks, multi = _stacks(schema, sets)
+    layout = shared_layout(multi)
+    for i, group in enumerate(stacks.values()):
+        layout.update({s.set_id: (f"__dq_v{i}",) for s in group})
+    return layout
+
+
+def frequency_table(df: DataFrame, sets: Sequence[GroupingSet], layout: Layout) -> DataFrame:
+    """The unified table of `df` for all sets, as one lazy query."""
+    stacks, multi = _stacks(df.schema, sets)
+    parts = [_stacked_table(df, group, layout) for group in stacks.values()]
+    if multi:
+        parts.append(_grouping_sets_table(df, multi, layout))
+    return union_all(parts)
+
+
+def union_all(parts: Sequence[DataFrame]) -> DataFrame:
+    table = parts[0]
+    for part in parts[1:]:
+        table = table.unionByName(part, allowMissingColumns=True)
+    return table
+
+
+def _stacked_table(df: DataFrame, sets: Sequence[GroupingSet], layout: Layout) -> DataFrame:
+    pairs = []
+    for s in sets:
+        pair = F.struct(F.lit(s.set_id).alias("s"), F.col(s.columns[0]).alias("v"))
+        pairs.append(pair if s.where is None else F.when(F.expr(s.where), pair))
+    present = F.filter(F.array(*pairs), lambda pair: pair.isNotNull())
+    (value,) = layout[sets[0].set_id]
+    return (
+        df.select(F.inline(present))
+        .groupBy(F.col("s").alias(SET_ID), F.col("v").alias(value))
+        .agg(F.count(F.lit(1)).alias(COUNT))
+        .withColumn(KEYED, F.col(value).isNotNull())
+    )
+
+
+def _grouping_sets_table(df: DataFrame, sets: Sequence[GroupingSet], layout: Layout) -> DataFrame:
+    keys = {c: n for s in sets for c, n in zip(s.columns, layout[s.set_id], strict=True)}
     wheres = sorted({s.where for s in sets if s.where is not None})
     flag = {w: f"__dq_w{i}" for i, w in enumerate(wheres)}
     prepared = df.select(
@@ -54,8 +115,7 @@ def frequency_table(df: DataFrame, sets: Sequence[GroupingSet], keys: Mapping[st
     )
     all_columns = list(keys.values()) + list(flag.values())
     members = [
-        [keys[c] for c in s.columns] + ([flag[s.where]] if s.where is not None else [])
-        for s in sets
+        list(layout[s.set_id]) + ([flag[s.where]] if s.where is not None else []) for s in sets
     ]
     grouped = prepared.groupingSets(members, *all_columns).agg(
         F.count(F.lit(1)).alias(COUNT), F.grouping_id().alias(GID)
@@ -63,28 +123,34 @@ def frequency_table(df: DataFrame, sets: Sequence[GroupingSet], keys: Mapping[st
     # grouping_id sets bit (n-1-i) for every column i NOT grouped in a row's set.
     width = len(all_columns)
     set_id: Column = F.lit(None).cast("int")
+    keyed: Column = F.lit(False)
     for s, member in zip(reversed(sets), reversed(members), strict=True):
         gid = sum(1 << (width - 1 - i) for i, c in enumerate(all_columns) if c not in member)
         condition = F.col(GID) == gid
         if s.where is not None:
             condition = condition & F.col(flag[s.where])
         set_id = F.when(condition, F.lit(s.set_id)).otherwise(set_id)
-    return grouped.select(set_id.alias(SET_ID), *list(keys.values()), F.col(COUNT)).where(
-        F.col(SET_ID).isNotNull()
-    )
+        keyed = F.when(condition, _any_not_null(layout[s.set_id])).otherwise(keyed)
+    return grouped.select(
+        set_id.alias(SET_ID), *list(keys.values()), keyed.alias(KEYED), F.col(COUNT)
+    ).where(F.col(SET_ID).isNotNull())
+
+
+def _any_not_null(names: Sequence[str]) -> Column:
+    condition = F.col(names[0]).isNotNull()
+    for name in names[1:]:
+        condition = condition | F.col(name).isNotNull()
+    return condition
 
 
 def set_states(
-    table: DataFrame,
-    location: str | None,
-    sets: Sequence[GroupingSet],
-    keys: Mapping[str, str],
+    table: DataFrame, location: str | None, sets: Sequence[GroupingSet], layout: Layout
 ) -> dict[GroupingSet, FrequencyState]:
     """Per-set states: slices of the stored table at `location`, else of the lazy `table`."""
     states = {}
     schema = table.schema.json()
     for s in sets:
-        stored = tuple(keys[c] for c in s.columns)
+        stored = layout[s.set_id]
         if location is not None:
             states[s] = FrequencyState.read(s.columns, location, s.set_id, stored, schema)
         else:
@@ -96,73 +162,91 @@ def set_states(
 
 
 def table_from_states(
-    states: Mapping[GroupingSet, FrequencyState], keys: Mapping[str, str]
+    states: Mapping[GroupingSet, FrequencyState], layout: Layout
 ) -> DataFrame | None:
     """The unified table of several per-set states (used for merged and stored states)."""
     parts = []
     for s, state in states.items():
         if state.frequencies is None:
             continue
+        positions = [key_column(i) for i in range(len(s.columns))]
         parts.append(
             state.frequencies.select(
                 F.lit(s.set_id).alias(SET_ID),
-                *[F.col(key_column(i)).alias(keys[c]) for i, c in enumerate(s.columns)],
+                *[F.col(p).alias(n) for p, n in zip(positions, layout[s.set_id], strict=True)],
+                _any_not_null(positions).alias(KEYED),
                 F.col(COUNT),
             )
         )
-    if not parts:
-        return None
-    table = parts[0]
-    for part in parts[1:]:
-        table = table.unionByName(part, allowMissingColumns=True)
-    return table
+    return union_all(parts) if parts else None
 
 
-def merge_tables(current: DataFrame, earlier: DataFrame | None, keys: Mapping[str, str]) -> DataFrame:
+def merge_tables(current: DataFrame, earlier: DataFrame | None, layout: Layout) -> DataFrame:
     """Add the counts of an earlier unified table to the current one, per set and key."""
     if earlier is None:
         return current
     union = current.unionByName(earlier, allowMissingColumns=True)
-    return union.groupBy(SET_ID, *keys.values()).agg(F.sum(COUNT).alias(COUNT))
+    keys = sorted({n for names in layout.values() for n in names})
+    return union.groupBy(SET_ID, KEYED, *keys).agg(F.sum(COUNT).alias(COUNT))
 
 
 def frequency_metrics(
-    table: DataFrame | None, sets: Sequence[GroupingSet], keys: Mapping[str, str]
+    table: DataFrame | None, sets: Sequence[GroupingSet], layout: Layout
 ) -> tuple[dict[FrequencyAnalyzer, Metric], int]:
-    """Every frequency analyzer's metric in one aggregation over the unified table."""
+    """Every frequency analyzer's metric from one aggregation over the unified table, grouped by
+    set: the shared summary once per set, plus the few analyzer-specific aggregates."""
     analyzers = [a for s in sets for a in s.analyzers]
     if not analyzers:
         return {}, 0
-    if table is None:  # nothing stored and nothing computed: every table is empty
-        return {a: _value(a, [None] * 4) for a in analyzers}, 0
-    views: list[tuple[FrequencyAnalyzer, FrequencyView]] = []
+    views: list[tuple[GroupingSet, FrequencyAnalyzer, FrequencyView]] = []
     windows: dict[str, Column] = {}
     for s in sets:
         for a in s.analyzers:
             view = FrequencyView(
                 set_condition=F.col(SET_ID) == s.set_id,
                 count=F.col(COUNT),
-                key_names=dict(keys),
+                key_names=dict(zip(s.columns, layout[s.set_id], strict=True)),
                 name_prefix=f"__dq_a{len(views)}",
             )
-            views.append((a, view))
+            views.append((s, a, view))
             windows.update(a.window_columns(view))
-    if windows:
-        table = table.withColumns(windows)
-    columns, slices = [], []
-    for analyzer, view in views:
-        aggs = analyzer.frequency_aggregations(view)
-        slices.append((len(columns), len(aggs)))
-        columns.extend(aggs)
-    row = table.agg(*columns).collect()[0]
-    return {
-        a: _value(a, list(row[start : start + size]))
-        for (a, _), (start, size) in zip(views, slices, strict=True)
-    }, 1
+    extras, slices = [], []
+    for _, analyzer, view in views:
+        aggs = analyzer.extra_aggregations(view)
+        slices.append((len(extras), len(aggs)))
+        extras.extend(aggs)
+    rows = {}
+    actions = 0
+    if table is not None:
+        if windows:
+            table = table.withColumns(windows)
+        keyed = F.col(KEYED)
+        count = F.col(COUNT)
+        summary = [
+            F.sum(F.when(keyed, count)),
+            F.count(F.when(keyed, F.lit(1))),
+            F.count(F.when(keyed & (count == 1), F.lit(1))),
+            F.sum(F.when(keyed, count * F.log(count.cast("double")))),
+            F.sum(count),
+            F.count(F.lit(1)),
+        ]
+        collected = table.groupBy(SET_ID).agg(*summary, *extras).collect()
+        rows = {row[0]: list(row)[1:] for row in collected}
+        actions = 1
+    metrics = {}
+    for (s, analyzer, _), (start, size) in zip(views, slices, strict=True):
+        row = rows.get(s.set_id)
+        if row is None:  # no rows at all for this set: the empty table
+            found, values = FrequencySummary(), [None] * size
+        else:
+            found = FrequencySummary(*(v or 0 for v in row[:6]))
+            values = row[6 + start : 6 + start + size]
+        metrics[analyzer] = _value(analyzer, found, values)
+    return metrics, actions
 
 
-def _value(analyzer: FrequencyAnalyzer, values: list[object]) -> Metric:
+def _value(analyzer: FrequencyAnalyzer, summary: FrequencySummary, extras: list[object]) -> Metric:
     try:
-        return Metric(analyzer, value=analyzer.value_from_aggregates(values))
+        return Metric(analyzer, value=analyzer.value_from_frequencies(summary, extras))
     except MetricComputationError as exc:
         return Metric(analyzer, error=str(exc))

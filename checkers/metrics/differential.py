@@ -39,10 +39,10 @@ def metrics_for_view(
     actions = 0
     if frequency:
         sets = _grouping.plan_sets(frequency)
-        keys = _grouping.global_key_names(sets)
+        layout = _grouping.shared_layout(sets)
         per_set = {s: states[s.analyzers[0]] for s in sets}
-        table = _grouping.table_from_states(per_set, keys)  # type: ignore[arg-type]
-        found, actions = _grouping.frequency_metrics(table, sets, keys)
+        table = _grouping.table_from_states(per_set, layout)  # type: ignore[arg-type]
+        found, actions = _grouping.frequency_metrics(table, sets, layout)
         metrics.update(found)
     return AnalysisResult(
         {a: metrics[a] for a in unique},

@@ -15,7 +15,7 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from checkers.metrics._analyzer import FrequencyAnalyzer, FrequencyView
+from checkers.metrics._analyzer import FrequencyAnalyzer, FrequencySummary, FrequencyView
 from checkers.metrics._metric import EmptyStateError, MetricValue
 from checkers.metrics._serde import state_kind
 
@@ -129,21 +129,12 @@ class _Frequencies(FrequencyAnalyzer):
         if not cols:
             raise ValueError(f"{type(self).__name__} needs at least one column")
 
-    def in_scope(self, view: FrequencyView) -> Column:
-        return view.set_condition & view.keys_not_all_null(self.columns)
-
-    def frequency_aggregations(self, view: FrequencyView) -> list[Column]:
-        rows = self.in_scope(view)
-        return [
-            F.sum(F.when(rows, view.count)),
-            F.count(F.when(rows, F.lit(1))),
-            F.count(F.when(rows & (view.count == 1), F.lit(1))),
-            F.sum(F.when(rows, view.count * F.log(view.count.cast("double")))),
-        ]
-
-    def value_from_aggregates(self, values: Sequence[object]) -> MetricValue:
-        num_rows, groups, singles, c_ln_c = values[:4]
-        return self.value_from_counts(int(num_rows or 0), int(groups or 0), int(singles or 0), float(c_ln_c or 0.0))  # type: ignore[call-overload, arg-type]
+    def value_from_frequencies(
+        self, summary: FrequencySummary, extras: Sequence[object]
+    ) -> MetricValue:
+        return self.value_from_counts(
+            summary.num_rows, summary.groups, summary.singles, summary.c_ln_c
+        )
 
     def value_from_counts(self, num_rows: int, groups: int, singles: int, c_ln_c: float) -> float:
         raise NotImplementedError
@@ -240,7 +231,7 @@ class MutualInformation(_Frequencies):
             for i, name in enumerate(self.columns)
         }
 
-    def frequency_aggregations(self, view: FrequencyView) -> list[Column]:
+    def extra_aggregations(self, view: FrequencyView) -> list[Column]:
         pairs = self._pairs(view)
         c = view.count.cast("double")
         marginal_a = F.col(f"{view.name_prefix}_m0").cast("double")
@@ -250,11 +241,13 @@ class MutualInformation(_Frequencies):
             F.sum(F.when(pairs, c * (F.log(c) - F.log(marginal_a) - F.log(marginal_b)))),
         ]
 
-    def value_from_aggregates(self, values: Sequence[object]) -> MetricValue:
-        n = int(values[0] or 0)  # type: ignore[call-overload]
+    def value_from_frequencies(
+        self, summary: FrequencySummary, extras: Sequence[object]
+    ) -> MetricValue:
+        n = int(extras[0] or 0)  # type: ignore[call-overload]
         if n == 0:
             raise EmptyStateError(f"Empty state for {self!r}: no rows with both values set")
-        return float(values[1] or 0.0) / n + math.log(n)  # type: ignore[arg-type]
+        return float(extras[1] or 0.0) / n + math.log(n)  # type: ignore[arg-type]
 
 
 NULL_VALUE = "NullValue"
@@ -286,22 +279,19 @@ class Histogram(FrequencyAnalyzer):
         order = Window.partitionBy(F.col(SET_ID)).orderBy(view.count.desc(), self._label(view))
         return {f"{view.name_prefix}_rank": F.row_number().over(order)}
 
-    def frequency_aggregations(self, view: FrequencyView) -> list[Column]:
+    def extra_aggregations(self, view: FrequencyView) -> list[Column]:
         rank = F.col(f"{view.name_prefix}_rank")
         top = view.set_condition & (rank <= self.max_detail_bins)
-        detail = F.when(top, F.struct(self._label(view).alias("value"), view.count.alias("n")))
-        return [
-            F.sum(F.when(view.set_condition, view.count)),
-            F.count(F.when(view.set_condition, F.lit(1))),
-            F.collect_list(detail),
-        ]
+        return [F.collect_list(F.when(top, F.struct(self._label(view).alias("value"), view.count.alias("n"))))]
 
-    def value_from_aggregates(self, values: Sequence[object]) -> MetricValue:
-        total, bins, detail = int(values[0] or 0), int(values[1] or 0), values[2] or []  # type: ignore[call-overload]
+    def value_from_frequencies(
+        self, summary: FrequencySummary, extras: Sequence[object]
+    ) -> MetricValue:
+        total, detail = summary.all_rows, extras[0] or []
         if total == 0:
             raise EmptyStateError(f"Empty state for {self!r}: no rows")
         rows = sorted(((r["value"], int(r["n"])) for r in detail), key=lambda x: (-x[1], x[0]))  # type: ignore[attr-defined, index]
         return {
-            "number_of_bins": bins,
+            "number_of_bins": summary.all_groups,
             "values": {v: {"absolute": n, "ratio": n / total} for v, n in rows},
         }

@@ -193,22 +193,25 @@ def _grouping_pass(
     location: str | None,
 ) -> tuple[dict[Analyzer, Metric], dict[Analyzer, State], int]:
     sets = _grouping.plan_sets(analyzers)
-    keys = _grouping.global_key_names(sets)
+    layout = _grouping.run_layout(df.schema, sets)
     actions = 0
-    table = _grouping.frequency_table(df, sets, keys)
+    table = _grouping.frequency_table(df, sets, layout)
     if location is not None:
         schema = table.schema.json()
         table.write.mode("overwrite").partitionBy(_grouping.SET_ID).parquet(location)
         actions += 1
         table = read_parquet(location, schema)
-    per_set = _grouping.set_states(table, location, sets, keys)
+    per_set = _grouping.set_states(table, location, sets, layout)
     earlier = {
         s: state
         for s in sets
-        if isinstance(state := previous.get(s.analyzers[0]), FrequencyState)
+        if isinstance(
+            state := next((previous[a] for a in s.analyzers if a in previous), None),
+            FrequencyState,
+        )
     }
     if earlier:
-        table = _grouping.merge_tables(table, _grouping.table_from_states(earlier, keys), keys)
-    metrics, metric_actions = _grouping.frequency_metrics(table, sets, keys)
+        table = _grouping.merge_tables(table, _grouping.table_from_states(earlier, layout), layout)
+    metrics, metric_actions = _grouping.frequency_metrics(table, sets, layout)
     states: dict[Analyzer, State] = {a: per_set[s] for s in sets for a in s.analyzers}
     return dict(metrics), states, actions + metric_actions

@@ -1,0 +1,65 @@
+"""Timing and job counting for the benchmarks (classic Spark: jobs come from the status tracker)."""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pyspark.sql import SparkSession
+
+_groups = itertools.count()
+
+
+@dataclass
+class Measurement:
+    label: str
+    seconds: list[float]
+    jobs: int
+    actions: int | None = None
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.seconds)
+
+
+def timed(spark: SparkSession, action: Callable[[], object]) -> tuple[float, int, object]:
+    """Seconds and Spark jobs (adaptive-execution stage jobs included) of one call."""
+    context = spark.sparkContext
+    group = f"bench-{next(_groups)}"
+    context.setJobGroup(group, group)
+    start = time.perf_counter()
+    try:
+        result = action()
+    finally:
+        elapsed = time.perf_counter() - start
+        context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+    return elapsed, len(context.statusTracker().getJobIdsForGroup(group)), result
+
+
+def measure(
+    spark: SparkSession, label: str, action: Callable[[], object], *, runs: int = 3, warmup: bool = True
+) -> Measurement:
+    """Median of `runs` timed calls after one untimed warm-up call."""
+    if warmup:
+        action()
+    seconds, jobs, actions = [], 0, None
+    for _ in range(runs):
+        elapsed, jobs, result = timed(spark, action)
+        seconds.append(elapsed)
+        actions = getattr(result, "spark_actions", actions)
+    return Measurement(label, seconds, jobs, actions)
+
+
+def table(headers: list[str], rows: list[list[object]]) -> str:
+    """A Markdown table."""
+    def cell(value: object) -> str:
+        if isinstance(value, float):
+            return f"{value:.3f}" if value < 1 else f"{value:.2f}"
+        return str(value)
+
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)

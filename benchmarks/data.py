@@ -1,0 +1,69 @@
+"""Benchmark data: TPC-H lineitem (tpchgen-cli) as CSV and Parquet, lineitem by ship month, and a
+wide table of 50 columns. Generated once under benchmarks/data/ and reused."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+DATA = Path(__file__).parent / "data"
+LINEITEM_SCHEMA = (
+    "l_orderkey bigint, l_partkey bigint, l_suppkey bigint, l_linenumber int, "
+    "l_quantity double, l_extendedprice double, l_discount double, l_tax double, "
+    "l_returnflag string, l_linestatus string, l_shipdate date, l_commitdate date, "
+    "l_receiptdate date, l_shipinstruct string, l_shipmode string, l_comment string"
+)
+
+
+def _tpchgen() -> str:
+    found = shutil.which("tpchgen-cli") or str(Path(sys.executable).parent / "tpchgen-cli")
+    return found
+
+
+def lineitem_files(scale: float) -> dict[str, Path]:
+    root = DATA / f"sf{scale:g}"
+    files = {"csv": root / "csv" / "lineitem.csv", "parquet": root / "parquet" / "lineitem.parquet"}
+    for fmt, path in files.items():
+        if not path.exists():
+            subprocess.run(
+                [_tpchgen(), fmt, "-s", f"{scale:g}", "--tables=lineitem", f"--output-dir={path.parent}"],
+                check=True,
+                capture_output=True,
+            )
+    return files
+
+
+def read_lineitem(spark: SparkSession, fmt: str, path: Path) -> DataFrame:
+    if fmt == "csv":
+        return spark.read.csv(str(path), header=True, schema=LINEITEM_SCHEMA)
+    return spark.read.parquet(str(path))
+
+
+def lineitem_by_month(spark: SparkSession, scale: float, parquet: Path) -> Path:
+    target = DATA / f"sf{scale:g}" / "by_month"
+    if not (target / "_SUCCESS").exists():
+        (
+            spark.read.parquet(str(parquet))
+            .withColumn("ship_month", F.date_format("l_shipdate", "yyyy-MM"))
+            .write.mode("overwrite")
+            .partitionBy("ship_month")
+            .parquet(str(target))
+        )
+    return target
+
+
+def wide_table(spark: SparkSession, rows: int, columns: int = 50) -> Path:
+    """`columns` integer columns with cardinalities from 10 to about `rows` (hashed ids)."""
+    target = DATA / f"wide_{rows}x{columns}"
+    if not (target / "_SUCCESS").exists():
+        exprs = [
+            f"CAST(pmod(hash(id, {i}), {min(10 ** (1 + i % 6), rows * 10)}) AS BIGINT) AS c{i:02d}"
+            for i in range(columns)
+        ]
+        spark.range(rows).selectExpr(*exprs).write.mode("overwrite").parquet(str(target))
+    return target
