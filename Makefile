@@ -25,7 +25,7 @@ test-connect: $(STAMP)
 	DQ_TEST_SPARK_CONNECT=1 $(PY) -m pytest -q tests/metrics -m "not classic_only"
 
 lint: $(STAMP)
-	$(PY) -m ruff check checkers checks alerting scheduling dags tests benchmarks
+	$(PY) -m ruff check checkers checks alerting scheduling dags tests benchmarks examples
 	$(PY) -m mypy checkers checks alerting scheduling dags
 
 bench: $(STAMP)

@@ -1,1 +1,1 @@
-"""Benchmarks: print tables of time, Spark jobs and ratios against baselines run in the same process."""
+"""Benchmarks: tables of time, Spark jobs and ratios against baselines run in the same process."""

@@ -40,7 +40,12 @@ def timed(spark: SparkSession, action: Callable[[], object]) -> tuple[float, int
 
 
 def measure(
-    spark: SparkSession, label: str, action: Callable[[], object], *, runs: int = 3, warmup: bool = True
+    spark: SparkSession,
+    label: str,
+    action: Callable[[], object],
+    *,
+    runs: int = 3,
+    warmup: bool = True,
 ) -> Measurement:
     """Median of `runs` timed calls after one untimed warm-up call."""
     if warmup:
@@ -55,6 +60,7 @@ def measure(
 
 def table(headers: list[str], rows: list[list[object]]) -> str:
     """A Markdown table."""
+
     def cell(value: object) -> str:
         if isinstance(value, float):
             return f"{value:.3f}" if value < 1 else f"{value:.2f}"

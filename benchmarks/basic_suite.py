@@ -23,9 +23,22 @@ from checkers.metrics import (
 )
 
 COLUMNS = [
-    "l_orderkey", "l_partkey", "l_suppkey", "l_linenumber", "l_quantity", "l_extendedprice",
-    "l_discount", "l_tax", "l_returnflag", "l_linestatus", "l_shipdate", "l_commitdate",
-    "l_receiptdate", "l_shipinstruct", "l_shipmode", "l_comment",
+    "l_orderkey",
+    "l_partkey",
+    "l_suppkey",
+    "l_linenumber",
+    "l_quantity",
+    "l_extendedprice",
+    "l_discount",
+    "l_tax",
+    "l_returnflag",
+    "l_linestatus",
+    "l_shipdate",
+    "l_commitdate",
+    "l_receiptdate",
+    "l_shipinstruct",
+    "l_shipmode",
+    "l_comment",
 ]
 
 
@@ -59,24 +72,68 @@ def one_action_per_metric(df: DataFrame, analyzers: list[Analyzer]) -> None:
 
 
 def hand_written_agg(df: DataFrame, analyzers: list[Analyzer]) -> None:
-    columns = [c for a in analyzers if isinstance(a, ScanShareableAnalyzer) for c in a.aggregations(df.schema)]
+    columns = [
+        c
+        for a in analyzers
+        if isinstance(a, ScanShareableAnalyzer)
+        for c in a.aggregations(df.schema)
+    ]
     df.agg(*columns).collect()
 
 
-def run(spark: SparkSession, sources: dict[str, DataFrame], runs: int) -> tuple[str, list[dict[str, object]]]:
+def run(
+    spark: SparkSession, sources: dict[str, DataFrame], runs: int
+) -> tuple[str, list[dict[str, object]]]:
     suite = basic_suite()
     rows, records = [], []
     for fmt, df in sources.items():
         engine = measure(spark, "engine", lambda df=df: run_analysis(df, suite), runs=runs)
-        per_metric = measure(spark, "one action per metric", lambda df=df: one_action_per_metric(df, suite), runs=runs, warmup=False)
-        fused = measure(spark, "hand-written df.agg", lambda df=df: hand_written_agg(df, suite), runs=runs, warmup=False)
+        per_metric = measure(
+            spark,
+            "one action per metric",
+            lambda df=df: one_action_per_metric(df, suite),
+            runs=runs,
+            warmup=False,
+        )
+        fused = measure(
+            spark,
+            "hand-written df.agg",
+            lambda df=df: hand_written_agg(df, suite),
+            runs=runs,
+            warmup=False,
+        )
         best_baseline = min(per_metric.median, fused.median)
         for m in (engine, per_metric, fused):
-            rows.append([fmt, m.label, m.median, m.jobs, m.actions if m.actions is not None else "",
-                         per_metric.median / m.median, m.median / best_baseline])
-            records.append({"format": fmt, "variant": m.label, "median_s": m.median, "runs": m.seconds, "jobs": m.jobs})
+            rows.append(
+                [
+                    fmt,
+                    m.label,
+                    m.median,
+                    m.jobs,
+                    m.actions if m.actions is not None else "",
+                    per_metric.median / m.median,
+                    m.median / best_baseline,
+                ]
+            )
+            records.append(
+                {
+                    "format": fmt,
+                    "variant": m.label,
+                    "median_s": m.median,
+                    "runs": m.seconds,
+                    "jobs": m.jobs,
+                }
+            )
     text = table(
-        ["source", "variant", "median s", "Spark jobs", "engine actions", "speed-up vs one action per metric", "time / faster baseline"],
+        [
+            "source",
+            "variant",
+            "median s",
+            "Spark jobs",
+            "engine actions",
+            "speed-up vs one action per metric",
+            "time / faster baseline",
+        ],
         rows,
     )
     return f"BASIC suite ({len(suite)} analyzers), median of {runs} runs:\n\n{text}", records

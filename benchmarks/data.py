@@ -31,7 +31,14 @@ def lineitem_files(scale: float) -> dict[str, Path]:
     for fmt, path in files.items():
         if not path.exists():
             subprocess.run(
-                [_tpchgen(), fmt, "-s", f"{scale:g}", "--tables=lineitem", f"--output-dir={path.parent}"],
+                [
+                    _tpchgen(),
+                    fmt,
+                    "-s",
+                    f"{scale:g}",
+                    "--tables=lineitem",
+                    f"--output-dir={path.parent}",
+                ],
                 check=True,
                 capture_output=True,
             )

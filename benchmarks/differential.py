@@ -27,6 +27,7 @@ def run(spark: SparkSession, by_month: Path, runs: int) -> tuple[str, list[dict[
 
     rows, records = [], []
     for month in appended:
+
         def update(month: str = month) -> object:
             part = data.where(F.col("ship_month") == month)
             run_analysis(part, suite, state_store=store, dataset="lineitem", partition=month)
@@ -34,15 +35,21 @@ def run(spark: SparkSession, by_month: Path, runs: int) -> tuple[str, list[dict[
 
         update_s, update_jobs, _ = timed(spark, update)
         so_far = data.where(F.col("ship_month") <= month)
-        recompute_s, recompute_jobs, _ = timed(spark, lambda so_far=so_far: run_analysis(so_far, suite))
-        rows.append([month, update_s, update_jobs, recompute_s, recompute_jobs, recompute_s / update_s])
+        recompute_s, recompute_jobs, _ = timed(
+            spark, lambda so_far=so_far: run_analysis(so_far, suite)
+        )
+        rows.append(
+            [month, update_s, update_jobs, recompute_s, recompute_jobs, recompute_s / update_s]
+        )
         records.append({"month": month, "update_s": update_s, "recompute_s": recompute_s})
     append_table = table(
         ["appended month", "update s", "jobs", "recompute s", "jobs", "recompute / update"], rows
     )
 
     replaced = appended[len(appended) // 2]
-    modified = data.where(F.col("ship_month") == replaced).withColumn("l_quantity", F.col("l_quantity") + 1)
+    modified = data.where(F.col("ship_month") == replaced).withColumn(
+        "l_quantity", F.col("l_quantity") + 1
+    )
 
     def replace() -> object:
         run_analysis(modified, suite, state_store=store, dataset="lineitem", partition=replaced)
@@ -51,7 +58,13 @@ def run(spark: SparkSession, by_month: Path, runs: int) -> tuple[str, list[dict[
     everything = data.where(F.col("ship_month") <= appended[-1])
     rebuilt = everything.where(F.col("ship_month") != replaced).unionByName(modified)
     replace_m = measure(spark, "replace one month (states)", replace, runs=runs, warmup=False)
-    recompute_m = measure(spark, "recompute from scratch", lambda: run_analysis(rebuilt, suite), runs=runs, warmup=False)
+    recompute_m = measure(
+        spark,
+        "recompute from scratch",
+        lambda: run_analysis(rebuilt, suite),
+        runs=runs,
+        warmup=False,
+    )
     view_m = measure(
         spark,
         "view over 12 months (states only)",
@@ -61,7 +74,12 @@ def run(spark: SparkSession, by_month: Path, runs: int) -> tuple[str, list[dict[
     other = table(
         ["operation", "median s", "Spark jobs", "speed-up vs recompute"],
         [
-            [replace_m.label, replace_m.median, replace_m.jobs, recompute_m.median / replace_m.median],
+            [
+                replace_m.label,
+                replace_m.median,
+                replace_m.jobs,
+                recompute_m.median / replace_m.median,
+            ],
             [recompute_m.label, recompute_m.median, recompute_m.jobs, 1.0],
             [view_m.label, view_m.median, view_m.jobs, recompute_m.median / view_m.median],
         ],

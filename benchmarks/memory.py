@@ -50,13 +50,19 @@ def main(path: str) -> None:
     seconds = time.perf_counter() - start
     stop.set()
     watcher.join()
-    print(json.dumps({
-        "seconds": seconds,
-        "driver_peak_rss_mib": peak[0] / 2**20,
-        "python_rss_mib": psutil.Process().memory_info().rss / 2**20,
-        "metrics": {repr(a): (m.value if m.ok else m.error) for a, m in result.metrics.items()},
-        "spark_actions": result.spark_actions,
-    }))
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "driver_peak_rss_mib": peak[0] / 2**20,
+                "python_rss_mib": psutil.Process().memory_info().rss / 2**20,
+                "metrics": {
+                    repr(a): (m.value if m.ok else m.error) for a, m in result.metrics.items()
+                },
+                "spark_actions": result.spark_actions,
+            }
+        )
+    )
     spark.stop()
 
 

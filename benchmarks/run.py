@@ -1,7 +1,7 @@
 """Run every benchmark and rewrite the results section of benchmarks/README.md.
 
-    python -m benchmarks.run            # TPC-H SF1, median of 3 runs (about half an hour)
-    python -m benchmarks.run --quick    # SF0.1, one run: checks the benchmarks themselves
+python -m benchmarks.run            # TPC-H SF1, median of 3 runs (about half an hour)
+python -m benchmarks.run --quick    # SF0.1, one run: checks the benchmarks themselves
 """
 
 from __future__ import annotations
@@ -22,9 +22,13 @@ BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--only", nargs="*", default=["basic", "grouping", "differential", "memory"])
+    parser.add_argument(
+        "--only", nargs="*", default=["basic", "grouping", "differential", "memory"]
+    )
     parser.add_argument("--no-readme", action="store_true", help="print only")
     args = parser.parse_args()
     scale, runs, wide_rows = (0.1, 1, 100_000) if args.quick else (1.0, 3, 1_000_000)
@@ -55,7 +59,9 @@ def main() -> None:
     if "memory" in args.only:
         out = subprocess.run(
             [sys.executable, "-m", "benchmarks.memory", str(files["parquet"])],
-            check=True, capture_output=True, text=True,
+            check=True,
+            capture_output=True,
+            text=True,
         )
         result = json.loads(out.stdout.strip().splitlines()[-1])
         records["memory"] = result
@@ -63,7 +69,8 @@ def main() -> None:
         text = (
             f"spark.driver.memory=1g, {result['seconds']:.1f} s, {result['spark_actions']} Spark "
             f"actions, peak driver (JVM) RSS {result['driver_peak_rss_mib']:.0f} MiB, Python "
-            f"process RSS {result['python_rss_mib']:.0f} MiB:\n\n| analyzer | value |\n|---|---|\n{metrics}"
+            f"process RSS {result['python_rss_mib']:.0f} MiB:\n\n"
+            f"| analyzer | value |\n|---|---|\n{metrics}"
         )
         sections.append(("Memory: frequency states stay in Spark", text))
         print(text, flush=True)
@@ -75,7 +82,9 @@ def main() -> None:
     )
     body = header + "\n\n" + "\n\n".join(f"### {title}\n\n{text}" for title, text in sections)
     (Path(__file__).parent / "out").mkdir(exist_ok=True)
-    (Path(__file__).parent / "out" / "results.json").write_text(json.dumps(records, indent=2, default=str))
+    (Path(__file__).parent / "out" / "results.json").write_text(
+        json.dumps(records, indent=2, default=str)
+    )
     if not args.no_readme and README.exists():
         readme = README.read_text()
         if BEGIN in readme and END in readme:

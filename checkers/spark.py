@@ -1,5 +1,6 @@
 """The Spark session factory: local by default, `DQ_SPARK_MASTER` for a cluster, `DQ_SPARK_REMOTE`
-(`sc://host:port`) for Spark Connect. Everything else in dq-checkers takes a session or a DataFrame."""
+(`sc://host:port`) for Spark Connect. Everything else in dq-checkers takes a session or a
+DataFrame."""
 
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ def spark() -> Iterator[SparkSession]:
 
 
 @pytest.fixture
-def make_df(spark: SparkSession):  # type: ignore[no-untyped-def]
+def make_df(spark: SparkSession):
     """`make_df(rows, "a int, b string")` -> DataFrame."""
 
     def build(rows: list[tuple[object, ...]], schema: str) -> DataFrame:

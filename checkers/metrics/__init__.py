@@ -16,9 +16,9 @@ from checkers.metrics.counts import (
 from checkers.metrics.datatype import DataType, DataTypeState
 from checkers.metrics.differential import metrics_for_view
 from checkers.metrics.extremes import (
+    Maximum,
     MaxLength,
     MaxState,
-    Maximum,
     Minimum,
     MinLength,
     MinState,
@@ -31,8 +31,8 @@ from checkers.metrics.frequencies import (
     FrequencyState,
     Histogram,
     MutualInformation,
-    UniqueValueRatio,
     Uniqueness,
+    UniqueValueRatio,
 )
 from checkers.metrics.moments import (
     CoMomentsState,

@@ -1,4 +1,5 @@
-"""Analyzer base classes: frozen values that say which state they need and how it becomes a metric."""
+"""Analyzer base classes: frozen values that say which state they need and how it becomes a
+metric."""
 
 from __future__ import annotations
 
@@ -91,7 +92,7 @@ class Analyzer(ABC):
 class ScanShareableAnalyzer(Analyzer):
     """An analyzer whose state comes from aggregate Columns, computed in the shared scan."""
 
-    #: Sketch aggregates are typed (imperative) aggregates; the planner may give them their own pass.
+    #: Sketches are typed (imperative) aggregates; the planner may give them a pass of their own.
     is_sketch: ClassVar[bool] = False
 
     @abstractmethod
@@ -127,11 +128,11 @@ class FrequencyAnalyzer(Analyzer):
         return (tuple(sorted(self.columns)), self.where)
 
     def window_columns(self, view: FrequencyView) -> dict[str, Column]:
-        """Extra per-row columns over the frequency table (window functions), keyed by unique name."""
+        """Per-row columns over the frequency table (window functions), keyed by unique name."""
         return {}
 
     def extra_aggregations(self, view: FrequencyView) -> list[Column]:
-        """Aggregates beyond the shared summary; only rows where `view.set_condition` holds count."""
+        """Aggregates beyond the shared summary; only rows where `view.set_condition` holds."""
         return []
 
     @abstractmethod

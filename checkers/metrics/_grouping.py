@@ -17,7 +17,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from checkers.metrics._analyzer import FrequencyAnalyzer, FrequencySummary, FrequencyView
+from checkers.metrics._analyzer import Analyzer, FrequencyAnalyzer, FrequencySummary, FrequencyView
 from checkers.metrics._metric import Metric, MetricComputationError
 from checkers.metrics._schema import resolve_type
 from checkers.metrics.frequencies import COUNT, SET_ID, FrequencyState, key_column
@@ -53,7 +53,9 @@ def shared_layout(sets: Sequence[GroupingSet]) -> Layout:
     return {s.set_id: tuple(names[c] for c in s.columns) for s in sets}
 
 
-def _stacks(schema: StructType, sets: Sequence[GroupingSet]) -> tuple[dict[str, list[GroupingSet]], list[GroupingSet]]:
+def _stacks(
+    schema: StructType, sets: Sequence[GroupingSet]
+) -> tuple[dict[str, list[GroupingSet]], list[GroupingSet]]:
     stacks: dict[str, list[GroupingSet]] = {}
     multi = []
     for s in sets:
@@ -192,7 +194,7 @@ def merge_tables(current: DataFrame, earlier: DataFrame | None, layout: Layout) 
 
 def frequency_metrics(
     table: DataFrame | None, sets: Sequence[GroupingSet], layout: Layout
-) -> tuple[dict[FrequencyAnalyzer, Metric], int]:
+) -> tuple[dict[Analyzer, Metric], int]:
     """Every frequency analyzer's metric from one aggregation over the unified table, grouped by
     set: the shared summary once per set, plus the few analyzer-specific aggregates."""
     analyzers = [a for s in sets for a in s.analyzers]
@@ -210,7 +212,8 @@ def frequency_metrics(
             )
             views.append((s, a, view))
             windows.update(a.window_columns(view))
-    extras, slices = [], []
+    extras: list[Column] = []
+    slices: list[tuple[int, int]] = []
     for _, analyzer, view in views:
         aggs = analyzer.extra_aggregations(view)
         slices.append((len(extras), len(aggs)))
@@ -233,7 +236,7 @@ def frequency_metrics(
         collected = table.groupBy(SET_ID).agg(*summary, *extras).collect()
         rows = {row[0]: list(row)[1:] for row in collected}
         actions = 1
-    metrics = {}
+    metrics: dict[Analyzer, Metric] = {}
     for (s, analyzer, _), (start, size) in zip(views, slices, strict=True):
         row = rows.get(s.set_id)
         if row is None:  # no rows at all for this set: the empty table
@@ -245,7 +248,9 @@ def frequency_metrics(
     return metrics, actions
 
 
-def _value(analyzer: FrequencyAnalyzer, summary: FrequencySummary, extras: list[object]) -> Metric:
+def _value(
+    analyzer: FrequencyAnalyzer, summary: FrequencySummary, extras: Sequence[object]
+) -> Metric:
     try:
         return Metric(analyzer, value=analyzer.value_from_frequencies(summary, extras))
     except MetricComputationError as exc:

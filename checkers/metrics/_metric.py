@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
-from typing import TYPE_CHECKING, Union
+from enum import StrEnum
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from checkers.metrics._analyzer import Analyzer
 
-#: A metric value: a number, or a mapping for distributions (histograms, quantile sets, type shares).
-MetricValue = Union[float, dict[str, object]]
+#: A number, or a mapping for distributions (histograms, quantile sets, type shares).
+MetricValue = float | dict[str, object]
 
 
-class Entity(str, Enum):
+class Entity(StrEnum):
     """What a metric describes, as in Deequ."""
 
     DATASET = "Dataset"

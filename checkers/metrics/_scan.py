@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 
 from checkers.metrics._analyzer import ScanShareableAnalyzer, State
 
@@ -23,8 +23,11 @@ def _describe(exc: Exception) -> str:
     return text[0] if text else type(exc).__name__
 
 
-def _aggregate(df: DataFrame, analyzers: Sequence[ScanShareableAnalyzer]) -> tuple[list[State], int]:
-    columns, slices = [], []
+def _aggregate(
+    df: DataFrame, analyzers: Sequence[ScanShareableAnalyzer]
+) -> tuple[list[State], int]:
+    columns: list[Column] = []
+    slices: list[tuple[int, int]] = []
     for analyzer in analyzers:
         aggs = analyzer.aggregations(df.schema)
         slices.append((len(columns), len(aggs)))

@@ -1,4 +1,5 @@
-"""State serialization: a registry keyed by each state's kind, so a new metric touches one module."""
+"""State serialization: a registry keyed by each state's kind, so a new metric touches one
+module."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Counting analyzers: Size, Completeness, Compliance and PatternMatch (shared scan, exact merge)."""
+"""Counting analyzers: Size, Completeness, Compliance and PatternMatch (shared scan,
+exact merge)."""
 
 from __future__ import annotations
 
@@ -91,7 +92,7 @@ class Completeness(_RatioAnalyzer):
     where: str | None = None  # type: ignore[assignment]
 
     @property
-    def columns(self) -> tuple[str, ...]:
+    def columns(self) -> tuple[str, ...]:  # type: ignore[override]
         return (self.column,)
 
     def aggregations(self, schema: StructType) -> list[Column]:
@@ -111,7 +112,7 @@ class Compliance(_RatioAnalyzer):
     predicate_columns: tuple[str, ...] = ()
 
     @property
-    def columns(self) -> tuple[str, ...]:
+    def columns(self) -> tuple[str, ...]:  # type: ignore[override]
         return tuple(self.predicate_columns)
 
     @property
@@ -137,7 +138,7 @@ class PatternMatch(_RatioAnalyzer):
     where: str | None = None  # type: ignore[assignment]
 
     @property
-    def columns(self) -> tuple[str, ...]:
+    def columns(self) -> tuple[str, ...]:  # type: ignore[override]
         return (self.column,)
 
     def column_type_error(self, dtype: DataType) -> str | None:

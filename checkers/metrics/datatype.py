@@ -59,7 +59,7 @@ class DataType(ScanShareableAnalyzer):
     where: str | None = None  # type: ignore[assignment]
 
     @property
-    def columns(self) -> tuple[str, ...]:
+    def columns(self) -> tuple[str, ...]:  # type: ignore[override]
         return (self.column,)
 
     def aggregations(self, schema: StructType) -> list[Column]:
@@ -73,7 +73,9 @@ class DataType(ScanShareableAnalyzer):
         elif isinstance(dtype, BooleanType):
             kinds = [zero, zero, non_null]
         else:
-            kinds = [F.count(F.when(text.rlike(p), F.lit(1))) for p in (FRACTIONAL, INTEGRAL, BOOLEAN)]
+            kinds = [
+                F.count(F.when(text.rlike(p), F.lit(1))) for p in (FRACTIONAL, INTEGRAL, BOOLEAN)
+            ]
         return [rows_matching(self.where), non_null, *kinds]
 
     def state_from_aggregates(self, values: Sequence[object]) -> DataTypeState:

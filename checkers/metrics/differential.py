@@ -28,7 +28,10 @@ def metrics_for_view(
     chosen = store.partitions(dataset) if partitions is None else list(partitions)
     if not chosen:
         return AnalysisResult(
-            {a: Metric(a, error=f"{a!r}: dataset {dataset!r} has no stored partitions") for a in unique}
+            {
+                a: Metric(a, error=f"{a!r}: dataset {dataset!r} has no stored partitions")
+                for a in unique
+            }
         )
     states, missing = load_states(store, unique, dataset=dataset, partitions=chosen)
     metrics: dict[Analyzer, Metric] = {a: Metric(a, error=why) for a, why in missing.items()}

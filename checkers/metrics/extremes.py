@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -46,7 +46,7 @@ class MaxState:
         return MaxState(max(self.value, other.value))
 
 
-class NullBehavior(str, Enum):
+class NullBehavior(StrEnum):
     """How MinLength/MaxLength treat NULL: skip it, read it as "", or make the metric fail."""
 
     IGNORE = "ignore"
@@ -60,7 +60,7 @@ class _Extreme(ScanShareableAnalyzer):
     is_min: bool = True
 
     @property
-    def columns(self) -> tuple[str, ...]:
+    def columns(self) -> tuple[str, ...]:  # type: ignore[override]
         return (self.column,)
 
     def source(self) -> Column:

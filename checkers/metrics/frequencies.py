@@ -1,7 +1,8 @@
 """Frequency-based analyzers (Deequ's grouping analyzers) and their state, the frequency table.
 
 A frequency table holds, per distinct value of the grouping columns (after `where`), how many rows
-have it. It is a DataFrame and never reaches the driver: metrics come from one aggregation over it."""
+have it. It is a DataFrame and never reaches the driver: metrics come from one aggregation
+over it."""
 
 from __future__ import annotations
 
@@ -96,7 +97,7 @@ class FrequencyState:
         return cls(columns, frequencies, location, set_id, tuple(names), table_schema)
 
     def written(self, location: str) -> FrequencyState:
-        """Write the table to Parquet at `location` (one Spark action) and return the stored state."""
+        """Write the table as Parquet at `location` (one Spark action); the stored state."""
         if self.frequencies is None:
             raise ValueError("the empty frequency state has nothing to write")
         self.frequencies.write.mode("overwrite").parquet(location)
@@ -269,7 +270,7 @@ class Histogram(FrequencyAnalyzer):
             raise ValueError("Histogram max_detail_bins must be within 1..1000")
 
     @property
-    def columns(self) -> tuple[str, ...]:
+    def columns(self) -> tuple[str, ...]:  # type: ignore[override]
         return (self.column,)
 
     def _label(self, view: FrequencyView) -> Column:
@@ -282,7 +283,11 @@ class Histogram(FrequencyAnalyzer):
     def extra_aggregations(self, view: FrequencyView) -> list[Column]:
         rank = F.col(f"{view.name_prefix}_rank")
         top = view.set_condition & (rank <= self.max_detail_bins)
-        return [F.collect_list(F.when(top, F.struct(self._label(view).alias("value"), view.count.alias("n"))))]
+        return [
+            F.collect_list(
+                F.when(top, F.struct(self._label(view).alias("value"), view.count.alias("n")))
+            )
+        ]
 
     def value_from_frequencies(
         self, summary: FrequencySummary, extras: Sequence[object]

@@ -47,7 +47,7 @@ class _SingleNumericColumn(ScanShareableAnalyzer):
     where: str | None
 
     @property
-    def columns(self) -> tuple[str, ...]:
+    def columns(self) -> tuple[str, ...]:  # type: ignore[override]
         return (self.column,)
 
     def column_type_error(self, dtype: DataType) -> str | None:
@@ -180,7 +180,7 @@ class Correlation(ScanShareableAnalyzer):
     where: str | None = None  # type: ignore[assignment]
 
     @property
-    def columns(self) -> tuple[str, ...]:
+    def columns(self) -> tuple[str, ...]:  # type: ignore[override]
         return (self.first_column, self.second_column)
 
     def column_type_error(self, dtype: DataType) -> str | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 COLUMNAR_SUFFIXES = (".parquet", ".orc")
 
 
-class SketchPlan(str, Enum):
+class SketchPlan(StrEnum):
     """Where sketch aggregates run: in the shared scan, or in a pass of their own."""
 
     AUTO = "auto"  # own pass on columnar files (measured faster there), shared scan otherwise
@@ -158,7 +158,9 @@ def _run_grouping(
     bad = {w for w in {a.where for a in analyzers} if w is not None and _filter_error(df, w)}
     for analyzer in analyzers:
         if analyzer.where in bad:
-            metrics[analyzer] = Metric(analyzer, error=f"{analyzer!r}: {_filter_error(df, analyzer.where)}")  # type: ignore[arg-type]
+            metrics[analyzer] = Metric(
+                analyzer, error=f"{analyzer!r}: {_filter_error(df, analyzer.where)}"
+            )  # type: ignore[arg-type]
     rest = [a for a in analyzers if a.where not in bad]
     if bad and rest:
         try:

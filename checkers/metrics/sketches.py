@@ -16,7 +16,13 @@ from pyspark.sql.types import DataType, StructType
 
 from checkers.metrics._analyzer import ScanShareableAnalyzer, filtered
 from checkers.metrics._metric import EmptyStateError
-from checkers.metrics._schema import column, is_atomic, is_numeric, resolve_type, sketchable_directly
+from checkers.metrics._schema import (
+    column,
+    is_atomic,
+    is_numeric,
+    resolve_type,
+    sketchable_directly,
+)
 from checkers.metrics._serde import state_kind
 
 DEFAULT_HLL_LG_K = 12  # 4,096 registers: about 1.6% relative standard error
@@ -73,7 +79,7 @@ class _Sketch(ScanShareableAnalyzer):
     where: str | None
 
     @property
-    def columns(self) -> tuple[str, ...]:
+    def columns(self) -> tuple[str, ...]:  # type: ignore[override]
         return (self.column,)
 
 

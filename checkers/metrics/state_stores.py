@@ -1,7 +1,8 @@
 """Where analyzer states live between runs: in memory, on a filesystem, or in a SQL database.
 
 A store keeps, per (dataset, partition), one state per analyzer. All states of a partition are
-written atomically, carry a format version, and frequency tables are kept as Parquet next to them."""
+written atomically, carry a format version, and frequency tables are kept as
+Parquet next to them."""
 
 from __future__ import annotations
 
@@ -17,7 +18,17 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
 
-from sqlalchemy import Column, DateTime, MetaData, String, Table, Text, create_engine, delete, select
+from sqlalchemy import (
+    Column,
+    DateTime,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    delete,
+    select,
+)
 from sqlalchemy.engine import Engine
 
 from checkers.metrics._analyzer import Analyzer, State
@@ -236,7 +247,7 @@ class SqlStateStore(_RecordStore):
         )
         with self.engine.connect() as connection:
             rows = connection.execute(query).mappings().all()
-        return {row["analyzer"]: _record(row) for row in rows}
+        return {row["analyzer"]: _record(dict(row)) for row in rows}
 
     def partitions(self, dataset: str) -> list[str]:
         query = (

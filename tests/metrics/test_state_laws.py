@@ -1,5 +1,5 @@
-"""Monoid laws for every state type, on random data split at random:
-associativity, commutativity, identity, and state(A ∪ B ∪ C) = state(A) ⊕ state(B) ⊕ state(C)."""
+"""Monoid laws for every state type, on random data split at random: associativity,
+commutativity, identity, and state(A + B + C) = state(A).merge(state(B)).merge(state(C))."""
 
 from __future__ import annotations
 
@@ -54,11 +54,11 @@ rows = st.lists(
 )
 
 
-def covered_state_types(results) -> set[type]:  # type: ignore[no-untyped-def]
+def covered_state_types(results) -> set[type]:
     return {type(state) for result in results for state in result.states.values()}
 
 
-def same(first, second) -> bool:  # type: ignore[no-untyped-def]
+def same(first, second) -> bool:
     """Equality of two states of one type: floats to rounding, sketches by what they answer."""
     if isinstance(first, HllState):
         return first.estimate() == pytest.approx(second.estimate(), rel=0.02)
@@ -67,7 +67,9 @@ def same(first, second) -> bool:  # type: ignore[no-untyped-def]
         if a.n != b.n:
             return False
         # below k items a KLL sketch keeps every value, so its answers are exact
-        return a.is_empty() or all(a.get_quantile(q) == b.get_quantile(q) for q in (0, 0.3, 0.5, 0.9, 1))
+        return a.is_empty() or all(
+            a.get_quantile(q) == b.get_quantile(q) for q in (0, 0.3, 0.5, 0.9, 1)
+        )
     if isinstance(first, FrequencyState):
         return frequencies(first) == frequencies(second)
     for field in dataclasses.fields(first):
@@ -86,13 +88,19 @@ def frequencies(state: FrequencyState) -> list[tuple[object, ...]]:
     return sorted((tuple(r) for r in state.frequencies.collect()), key=repr)
 
 
-def zero_of(analyzer, state):  # type: ignore[no-untyped-def]
-    return FrequencyState.zero(state.columns) if isinstance(state, FrequencyState) else analyzer.zero_state()
+def zero_of(analyzer, state):
+    return (
+        FrequencyState.zero(state.columns)
+        if isinstance(state, FrequencyState)
+        else analyzer.zero_state()
+    )
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=rows, cut_a=st.integers(0, 40), cut_b=st.integers(0, 40))
-def test_states_form_a_commutative_monoid_and_merge_like_the_union(spark, data, cut_a, cut_b) -> None:  # type: ignore[no-untyped-def]
+def test_states_form_a_commutative_monoid_and_merge_like_the_union(
+    spark, data, cut_a, cut_b
+) -> None:
     first, second = sorted((min(cut_a, len(data)), min(cut_b, len(data))))
     parts = [data[:first], data[first:second], data[second:]]
     results = [run_analysis(spark.createDataFrame(p, SCHEMA), ANALYZERS) for p in parts]

@@ -56,7 +56,7 @@ ANALYZERS = [
 STORES = ["memory", "file", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
 
-def make_store(kind: str, tmp_path: Path):  # type: ignore[no-untyped-def]
+def make_store(kind: str, tmp_path: Path):
     if kind == "memory":
         return InMemoryStateStore(tmp_path / "freq")
     if kind == "file":
@@ -65,7 +65,7 @@ def make_store(kind: str, tmp_path: Path):  # type: ignore[no-untyped-def]
     return SqlStateStore(url, frequency_root=tmp_path / "freq")
 
 
-def tamper_version(store, dataset: str, partition: str) -> None:  # type: ignore[no-untyped-def]
+def tamper_version(store, dataset: str, partition: str) -> None:
     """Rewrite stored records as if an older dq-checkers had written them."""
     if isinstance(store, InMemoryStateStore):
         for record in store._records[(dataset, partition)].values():
@@ -86,7 +86,7 @@ def tamper_version(store, dataset: str, partition: str) -> None:  # type: ignore
 
 
 @pytest.fixture(scope="module")
-def parts(spark):  # type: ignore[no-untyped-def]
+def parts(spark):
     schema = "x double, y double, s string"
     first = spark.createDataFrame([(1.0, 2.0, "a"), (2.0, 3.5, "b"), (None, 1.0, "a")], schema)
     second = spark.createDataFrame([(4.0, 8.0, "c"), (5.0, 9.0, None), (6.0, None, "a")], schema)
@@ -94,7 +94,7 @@ def parts(spark):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("kind", STORES)
-def test_every_state_kind_round_trips(kind, tmp_path, parts) -> None:  # type: ignore[no-untyped-def]
+def test_every_state_kind_round_trips(kind, tmp_path, parts) -> None:
     store = make_store(kind, tmp_path)
     dataset = f"ds-{uuid.uuid4().hex[:8]}"
     first, second = parts
@@ -113,17 +113,19 @@ def test_every_state_kind_round_trips(kind, tmp_path, parts) -> None:  # type: i
 
 
 @pytest.mark.parametrize("kind", STORES)
-def test_other_format_versions_are_a_clear_error(kind, tmp_path, parts) -> None:  # type: ignore[no-untyped-def]
+def test_other_format_versions_are_a_clear_error(kind, tmp_path, parts) -> None:
     store = make_store(kind, tmp_path)
     dataset = f"ds-{uuid.uuid4().hex[:8]}"
     run_analysis(parts[0], [Mean("x")], state_store=store, dataset=dataset, partition="p1")
     tamper_version(store, dataset, "p1")
-    with pytest.raises(StateFormatError, match=f"format version 0.*reads version {STATE_FORMAT_VERSION}"):
+    with pytest.raises(
+        StateFormatError, match=f"format version 0.*reads version {STATE_FORMAT_VERSION}"
+    ):
         store.load(dataset, "p1", Mean("x"))
 
 
 @pytest.mark.parametrize("kind", STORES)
-def test_saving_replaces_the_same_analyzers_and_keeps_the_others(kind, tmp_path, parts) -> None:  # type: ignore[no-untyped-def]
+def test_saving_replaces_the_same_analyzers_and_keeps_the_others(kind, tmp_path, parts) -> None:
     store = make_store(kind, tmp_path)
     dataset = f"ds-{uuid.uuid4().hex[:8]}"
     first, second = parts
@@ -134,7 +136,7 @@ def test_saving_replaces_the_same_analyzers_and_keeps_the_others(kind, tmp_path,
     assert view.metric(Size()).value == 3.0  # kept from the first
 
 
-def test_missing_partition_state_is_reported(tmp_path, parts) -> None:  # type: ignore[no-untyped-def]
+def test_missing_partition_state_is_reported(tmp_path, parts) -> None:
     store = FileStateStore(tmp_path)
     run_analysis(parts[0], [Mean("x")], state_store=store, dataset="d", partition="p1")
     view = metrics_for_view(store, [Mean("x"), Size()], dataset="d", partitions=["p1"])
@@ -144,7 +146,7 @@ def test_missing_partition_state_is_reported(tmp_path, parts) -> None:  # type: 
     assert "no stored partitions" in none.metric(Size()).error
 
 
-def test_file_store_write_is_atomic(tmp_path, parts) -> None:  # type: ignore[no-untyped-def]
+def test_file_store_write_is_atomic(tmp_path, parts) -> None:
     store = FileStateStore(tmp_path)
     run_analysis(parts[0], [Mean("x")], state_store=store, dataset="d", partition="p")
     with pytest.raises(TypeError):
@@ -155,7 +157,7 @@ def test_file_store_write_is_atomic(tmp_path, parts) -> None:  # type: ignore[no
 
 
 @pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def test_sql_store_write_is_one_transaction(kind, tmp_path, parts) -> None:  # type: ignore[no-untyped-def]
+def test_sql_store_write_is_one_transaction(kind, tmp_path, parts) -> None:
     store = make_store(kind, tmp_path)
     dataset = f"ds-{uuid.uuid4().hex[:8]}"
     run_analysis(parts[0], [Mean("x")], state_store=store, dataset=dataset, partition="p")
@@ -166,7 +168,7 @@ def test_sql_store_write_is_one_transaction(kind, tmp_path, parts) -> None:  # t
     assert store.load(dataset, "p", Mean("x")) is not None
 
 
-def test_replaced_frequency_tables_are_pruned(tmp_path, parts) -> None:  # type: ignore[no-untyped-def]
+def test_replaced_frequency_tables_are_pruned(tmp_path, parts) -> None:
     store = FileStateStore(tmp_path)
     run_analysis(parts[0], [Uniqueness("s")], state_store=store, dataset="d", partition="p")
     run_analysis(parts[1], [Uniqueness("s")], state_store=store, dataset="d", partition="p")
