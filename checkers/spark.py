@@ -18,6 +18,26 @@ DEFAULT_CONFIG = {
 }
 
 
+def spark_target(
+    *,
+    master: str | None = None,
+    remote: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> tuple[str, str]:
+    """Where a session should run: ("remote", url) for Spark Connect or ("master", url).
+
+    Precedence: explicit `remote`, then explicit `master`, then `DQ_SPARK_REMOTE`, then
+    `DQ_SPARK_MASTER`, then a local session on two cores."""
+    env = os.environ if environ is None else environ
+    if remote:
+        return ("remote", remote)
+    if master:
+        return ("master", master)
+    if env.get("DQ_SPARK_REMOTE"):
+        return ("remote", env["DQ_SPARK_REMOTE"])
+    return ("master", env.get("DQ_SPARK_MASTER") or DEFAULT_MASTER)
+
+
 def spark_session(
     *,
     app_name: str = "dq-checkers",
@@ -26,18 +46,17 @@ def spark_session(
     config: Mapping[str, str] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> SparkSession:
-    """Get or create the process's SparkSession.
+    """Get or create the process's SparkSession (see `spark_target` for where it runs).
 
-    Precedence: explicit `remote`, then explicit `master`, then `DQ_SPARK_REMOTE`, then
-    `DQ_SPARK_MASTER`, then a local session on two cores."""
-    env = os.environ if environ is None else environ
-    remote = remote or (None if master else env.get("DQ_SPARK_REMOTE"))
+    Local and cluster sessions get small-machine defaults (UI off, few shuffle partitions, UTC)
+    unless `config` says otherwise; a Spark Connect session takes `config` as it is."""
+    kind, url = spark_target(master=master, remote=remote, environ=environ)
     builder = SparkSession.builder.appName(app_name)
     settings = dict(config or {})
-    if remote:
-        builder = builder.remote(remote)
+    if kind == "remote":
+        builder = builder.remote(url)
     else:
-        builder = builder.master(master or env.get("DQ_SPARK_MASTER") or DEFAULT_MASTER)
+        builder = builder.master(url)
         settings = {**DEFAULT_CONFIG, **settings}
     for key, value in settings.items():
         builder = builder.config(key, value)

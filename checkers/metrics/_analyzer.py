@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import ClassVar, Protocol, TypeVar
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -24,6 +24,24 @@ class State(Protocol):
     def merge(self: S, other: S) -> S: ...
 
 
+class AdditiveState:
+    """Mixin for dataclass states whose fields all add up when merged (counts and sums)."""
+
+    def merge(self: S, other: S) -> S:
+        names = [f.name for f in fields(self)]  # type: ignore[arg-type]
+        return type(self)(*(getattr(self, n) + getattr(other, n) for n in names))
+
+
+class SingleColumn:
+    """Mixin for analyzers of one `column` field."""
+
+    column: str
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (self.column,)
+
+
 def filtered(col: Column, where: str | None) -> Column:
     """`col` where the filter holds, NULL elsewhere, so filtered analyzers still share one scan."""
     return col if where is None else F.when(F.expr(where), col)
@@ -39,8 +57,13 @@ class Analyzer(ABC):
     analyzers: they key results and stored states, and duplicates collapse."""
 
     entity_kind: ClassVar[Entity] = Entity.COLUMN
-    #: Columns the analyzer reads (beyond those its `where` or SQL predicate mention).
-    columns: tuple[str, ...] = ()
+    if TYPE_CHECKING:
+
+        @property
+        def columns(self) -> tuple[str, ...]:
+            """Columns the analyzer reads (beyond those its `where` or SQL predicate mention)."""
+    else:
+        columns = ()  # a plain attribute, so dataclass subclasses may make it a field
     #: Spark SQL filter: only rows where it is TRUE are analyzed.
     where: str | None = None
 

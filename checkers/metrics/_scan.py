@@ -18,7 +18,8 @@ class ScanOutcome:
     actions: int = 0
 
 
-def _describe(exc: Exception) -> str:
+def describe_failure(exc: Exception) -> str:
+    """The first line of Spark's error message (the rest is a JVM stack trace)."""
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
 
@@ -44,7 +45,7 @@ def _analysis_error(df: DataFrame, analyzer: ScanShareableAnalyzer) -> str | Non
     try:
         _ = df.agg(*analyzer.aggregations(df.schema)).schema
     except Exception as exc:  # a bad SQL predicate or filter: report it on this analyzer only
-        return f"{analyzer!r}: {_describe(exc)}"
+        return f"{analyzer!r}: {describe_failure(exc)}"
     return None
 
 
@@ -77,6 +78,6 @@ def run_scan(df: DataFrame, analyzers: Sequence[ScanShareableAnalyzer]) -> ScanO
             states, actions = _aggregate(df, [analyzer])
             outcome.states[analyzer] = states[0]
         except Exception as exc:
-            outcome.errors[analyzer] = f"{analyzer!r}: {_describe(exc)}"
+            outcome.errors[analyzer] = f"{analyzer!r}: {describe_failure(exc)}"
         outcome.actions += 1
     return outcome

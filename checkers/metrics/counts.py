@@ -11,7 +11,13 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructType
 
-from checkers.metrics._analyzer import ScanShareableAnalyzer, filtered, rows_matching
+from checkers.metrics._analyzer import (
+    AdditiveState,
+    ScanShareableAnalyzer,
+    SingleColumn,
+    filtered,
+    rows_matching,
+)
 from checkers.metrics._metric import EmptyStateError, Entity
 from checkers.metrics._schema import column, is_string
 from checkers.metrics._serde import state_kind
@@ -19,31 +25,23 @@ from checkers.metrics._serde import state_kind
 
 @state_kind("num_matches")
 @dataclass(frozen=True)
-class NumMatchesState:
+class NumMatchesState(AdditiveState):
     num_matches: int
 
     @classmethod
     def zero(cls) -> NumMatchesState:
         return cls(0)
 
-    def merge(self, other: NumMatchesState) -> NumMatchesState:
-        return NumMatchesState(self.num_matches + other.num_matches)
-
 
 @state_kind("num_matches_and_count")
 @dataclass(frozen=True)
-class NumMatchesAndCountState:
+class NumMatchesAndCountState(AdditiveState):
     num_matches: int
     count: int
 
     @classmethod
     def zero(cls) -> NumMatchesAndCountState:
         return cls(0, 0)
-
-    def merge(self, other: NumMatchesAndCountState) -> NumMatchesAndCountState:
-        return NumMatchesAndCountState(
-            self.num_matches + other.num_matches, self.count + other.count
-        )
 
     def ratio(self, analyzer: object) -> float:
         if self.count == 0:
@@ -85,15 +83,11 @@ class _RatioAnalyzer(ScanShareableAnalyzer):
 
 
 @dataclass(frozen=True, repr=False)
-class Completeness(_RatioAnalyzer):
+class Completeness(SingleColumn, _RatioAnalyzer):
     """Share of rows whose `column` is not NULL."""
 
     column: str
     where: str | None = None  # type: ignore[assignment]
-
-    @property
-    def columns(self) -> tuple[str, ...]:  # type: ignore[override]
-        return (self.column,)
 
     def aggregations(self, schema: StructType) -> list[Column]:
         # count(col) counts non-NULLs natively, cheaper than summing an IS NOT NULL flag.
@@ -112,7 +106,7 @@ class Compliance(_RatioAnalyzer):
     predicate_columns: tuple[str, ...] = ()
 
     @property
-    def columns(self) -> tuple[str, ...]:  # type: ignore[override]
+    def columns(self) -> tuple[str, ...]:
         return tuple(self.predicate_columns)
 
     @property
@@ -127,7 +121,7 @@ class Compliance(_RatioAnalyzer):
 
 
 @dataclass(frozen=True, repr=False)
-class PatternMatch(_RatioAnalyzer):
+class PatternMatch(SingleColumn, _RatioAnalyzer):
     """Share of rows whose string `column` contains a match of the regular expression `pattern`.
 
     NULL counts as no match. Unlike Deequ, a pattern that matches the empty string (`^$`) matches
@@ -136,10 +130,6 @@ class PatternMatch(_RatioAnalyzer):
     column: str
     pattern: str
     where: str | None = None  # type: ignore[assignment]
-
-    @property
-    def columns(self) -> tuple[str, ...]:  # type: ignore[override]
-        return (self.column,)
 
     def column_type_error(self, dtype: DataType) -> str | None:
         return None if is_string(dtype) else "PatternMatch needs a string column"

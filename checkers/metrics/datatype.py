@@ -9,7 +9,13 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, IntegralType, StructType
 
-from checkers.metrics._analyzer import ScanShareableAnalyzer, filtered, rows_matching
+from checkers.metrics._analyzer import (
+    AdditiveState,
+    ScanShareableAnalyzer,
+    SingleColumn,
+    filtered,
+    rows_matching,
+)
 from checkers.metrics._metric import EmptyStateError
 from checkers.metrics._schema import column, resolve_type
 from checkers.metrics._serde import state_kind
@@ -22,7 +28,7 @@ TYPE_NAMES = ("Unknown", "Fractional", "Integral", "Boolean", "String")
 
 @state_kind("data_type")
 @dataclass(frozen=True)
-class DataTypeState:
+class DataTypeState(AdditiveState):
     unknown: int
     fractional: int
     integral: int
@@ -32,9 +38,6 @@ class DataTypeState:
     @classmethod
     def zero(cls) -> DataTypeState:
         return cls(0, 0, 0, 0, 0)
-
-    def merge(self, other: DataTypeState) -> DataTypeState:
-        return DataTypeState(*(a + b for a, b in zip(self.counts(), other.counts(), strict=True)))
 
     def counts(self) -> tuple[int, int, int, int, int]:
         return (self.unknown, self.fractional, self.integral, self.boolean, self.string)
@@ -51,16 +54,12 @@ class DataTypeState:
 
 
 @dataclass(frozen=True, repr=False)
-class DataType(ScanShareableAnalyzer):
+class DataType(SingleColumn, ScanShareableAnalyzer):
     """Distribution of value kinds in a column, read from each value's string form; NULL is
     "Unknown". The value: `{"inferred_type", "counts", "ratios"}`, ratios over all rows."""
 
     column: str
     where: str | None = None  # type: ignore[assignment]
-
-    @property
-    def columns(self) -> tuple[str, ...]:  # type: ignore[override]
-        return (self.column,)
 
     def aggregations(self, schema: StructType) -> list[Column]:
         dtype = resolve_type(schema, self.column)

@@ -10,7 +10,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructType
 
-from checkers.metrics._analyzer import ScanShareableAnalyzer, filtered
+from checkers.metrics._analyzer import ScanShareableAnalyzer, SingleColumn, filtered
 from checkers.metrics._metric import EmptyStateError
 from checkers.metrics._schema import column, is_numeric, is_string
 from checkers.metrics._serde import state_kind
@@ -54,14 +54,10 @@ class NullBehavior(StrEnum):
     FAIL = "fail"
 
 
-class _Extreme(ScanShareableAnalyzer):
+class _Extreme(SingleColumn, ScanShareableAnalyzer):
     column: str
     where: str | None
     is_min: bool = True
-
-    @property
-    def columns(self) -> tuple[str, ...]:  # type: ignore[override]
-        return (self.column,)
 
     def source(self) -> Column:
         return column(self.column).cast("double")

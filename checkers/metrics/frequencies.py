@@ -16,7 +16,12 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from checkers.metrics._analyzer import FrequencyAnalyzer, FrequencySummary, FrequencyView
+from checkers.metrics._analyzer import (
+    FrequencyAnalyzer,
+    FrequencySummary,
+    FrequencyView,
+    SingleColumn,
+)
 from checkers.metrics._metric import EmptyStateError, MetricValue
 from checkers.metrics._serde import state_kind
 
@@ -255,7 +260,7 @@ NULL_VALUE = "NullValue"
 
 
 @dataclass(frozen=True, repr=False)
-class Histogram(FrequencyAnalyzer):
+class Histogram(SingleColumn, FrequencyAnalyzer):
     """Value counts of one column (NULL shown as "NullValue"): the number of bins, and the
     `max_detail_bins` most frequent values with absolute counts and ratios. Unlike Deequ, ratios
     with a `where` are over the filtered rows, not the whole dataset."""
@@ -268,10 +273,6 @@ class Histogram(FrequencyAnalyzer):
     def __post_init__(self) -> None:
         if not 1 <= self.max_detail_bins <= 1000:
             raise ValueError("Histogram max_detail_bins must be within 1..1000")
-
-    @property
-    def columns(self) -> tuple[str, ...]:  # type: ignore[override]
-        return (self.column,)
 
     def _label(self, view: FrequencyView) -> Column:
         return F.coalesce(view.key(self.column).cast("string"), F.lit(NULL_VALUE))

@@ -10,7 +10,12 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructType
 
-from checkers.metrics._analyzer import ScanShareableAnalyzer, filtered
+from checkers.metrics._analyzer import (
+    AdditiveState,
+    ScanShareableAnalyzer,
+    SingleColumn,
+    filtered,
+)
 from checkers.metrics._metric import EmptyStateError
 from checkers.metrics._schema import column, is_numeric
 from checkers.metrics._serde import state_kind
@@ -30,7 +35,7 @@ def _empty(analyzer: object) -> EmptyStateError:
 
 @state_kind("sum")
 @dataclass(frozen=True)
-class SumState:
+class SumState(AdditiveState):
     total: float
     count: int
 
@@ -38,17 +43,9 @@ class SumState:
     def zero(cls) -> SumState:
         return cls(0.0, 0)
 
-    def merge(self, other: SumState) -> SumState:
-        return SumState(self.total + other.total, self.count + other.count)
 
-
-class _SingleNumericColumn(ScanShareableAnalyzer):
-    column: str
+class _SingleNumericColumn(SingleColumn, ScanShareableAnalyzer):
     where: str | None
-
-    @property
-    def columns(self) -> tuple[str, ...]:  # type: ignore[override]
-        return (self.column,)
 
     def column_type_error(self, dtype: DataType) -> str | None:
         return _numeric_error(dtype)
@@ -180,7 +177,7 @@ class Correlation(ScanShareableAnalyzer):
     where: str | None = None  # type: ignore[assignment]
 
     @property
-    def columns(self) -> tuple[str, ...]:  # type: ignore[override]
+    def columns(self) -> tuple[str, ...]:
         return (self.first_column, self.second_column)
 
     def column_type_error(self, dtype: DataType) -> str | None:

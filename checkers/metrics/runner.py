@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 from checkers.metrics import _grouping
 from checkers.metrics._analyzer import Analyzer, FrequencyAnalyzer, ScanShareableAnalyzer, State
 from checkers.metrics._metric import Metric
-from checkers.metrics._scan import run_scan
+from checkers.metrics._scan import describe_failure, run_scan
 from checkers.metrics.frequencies import FrequencyState, read_parquet
 
 if TYPE_CHECKING:
@@ -148,34 +148,27 @@ def _run_grouping(
     previous: Mapping[Analyzer, State],
     location: str | None,
 ) -> tuple[dict[Analyzer, Metric], dict[Analyzer, State], int]:
-    metrics: dict[Analyzer, Metric] = {}
     try:
-        found, states, actions = _grouping_pass(df, analyzers, previous, location)
-        return {**metrics, **found}, states, actions
+        return _grouping_pass(df, analyzers, previous, location)
     except Exception as exc:
-        failure = _first_line(exc)
-    # Find the filters that do not resolve (analysis only, no job), report them, retry the rest.
-    bad = {w for w in {a.where for a in analyzers} if w is not None and _filter_error(df, w)}
-    for analyzer in analyzers:
-        if analyzer.where in bad:
-            metrics[analyzer] = Metric(
-                analyzer, error=f"{analyzer!r}: {_filter_error(df, analyzer.where)}"
-            )  # type: ignore[arg-type]
-    rest = [a for a in analyzers if a.where not in bad]
-    if bad and rest:
+        failure = describe_failure(exc)
+    # Report the filters that do not resolve (analysis only, no job); retry the others once.
+    wheres = {a.where for a in analyzers if a.where is not None}
+    errors = {w: e for w in wheres if (e := _filter_error(df, w)) is not None}
+    metrics: dict[Analyzer, Metric] = {
+        a: Metric(a, error=f"{a!r}: {errors[a.where]}") for a in analyzers if a.where in errors
+    }
+    rest = [a for a in analyzers if a.where not in errors]
+    actions = 1
+    if errors and rest:
         try:
-            found, states, actions = _grouping_pass(df, rest, previous, location)
-            return {**metrics, **found}, states, actions + 1
+            found, states, more = _grouping_pass(df, rest, previous, location)
+            return {**metrics, **found}, states, actions + more
         except Exception as exc:
-            failure = _first_line(exc)
-    for analyzer in rest:
-        metrics[analyzer] = Metric(analyzer, error=f"{analyzer!r}: {failure}")
-    return metrics, {}, 1 + (1 if bad and rest else 0)
-
-
-def _first_line(exc: Exception) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+            failure = describe_failure(exc)
+            actions += 1
+    metrics.update({a: Metric(a, error=f"{a!r}: {failure}") for a in rest})
+    return metrics, {}, actions
 
 
 def _filter_error(df: DataFrame, where: str) -> str | None:
@@ -184,7 +177,7 @@ def _filter_error(df: DataFrame, where: str) -> str | None:
     try:
         _ = df.select(F.expr(where)).schema
     except Exception as exc:
-        return _first_line(exc)
+        return describe_failure(exc)
     return None
 
 

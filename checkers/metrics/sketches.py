@@ -14,7 +14,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructType
 
-from checkers.metrics._analyzer import ScanShareableAnalyzer, filtered
+from checkers.metrics._analyzer import ScanShareableAnalyzer, SingleColumn, filtered
 from checkers.metrics._metric import EmptyStateError
 from checkers.metrics._schema import (
     column,
@@ -73,14 +73,10 @@ class KllState:
         return ds.kll_doubles_sketch.deserialize(self.sketch)
 
 
-class _Sketch(ScanShareableAnalyzer):
+class _Sketch(SingleColumn, ScanShareableAnalyzer):
     is_sketch: ClassVar[bool] = True
     column: str
     where: str | None
-
-    @property
-    def columns(self) -> tuple[str, ...]:  # type: ignore[override]
-        return (self.column,)
 
 
 @dataclass(frozen=True, repr=False)

@@ -1,0 +1,33 @@
+"""The Spark session factory: where a session runs, from arguments and the environment."""
+
+from __future__ import annotations
+
+import pytest
+
+from checkers import spark_target
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "environ", "expected"),
+    [
+        ({}, {}, ("master", "local[2]")),
+        ({}, {"DQ_SPARK_MASTER": "spark://h:7077"}, ("master", "spark://h:7077")),
+        ({}, {"DQ_SPARK_REMOTE": "sc://h:15002"}, ("remote", "sc://h:15002")),
+        (
+            {},
+            {"DQ_SPARK_REMOTE": "sc://h:15002", "DQ_SPARK_MASTER": "yarn"},
+            ("remote", "sc://h:15002"),
+        ),
+        ({"master": "local[4]"}, {"DQ_SPARK_REMOTE": "sc://h:15002"}, ("master", "local[4]")),
+        ({"remote": "sc://x:1", "master": "local[4]"}, {}, ("remote", "sc://x:1")),
+        ({}, {"DQ_SPARK_REMOTE": "", "DQ_SPARK_MASTER": ""}, ("master", "local[2]")),
+    ],
+)
+def test_spark_target_precedence(kwargs, environ, expected) -> None:
+    assert spark_target(environ=environ, **kwargs) == expected
+
+
+def test_the_session_factory_returns_the_running_session(spark) -> None:
+    from checkers import spark_session
+
+    assert spark_session() is spark  # one session per process: no second JVM
