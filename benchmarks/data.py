@@ -64,6 +64,21 @@ def lineitem_by_month(spark: SparkSession, scale: float, parquet: Path) -> Path:
     return target
 
 
+def wide_csv(spark: SparkSession, parquet: Path) -> Path:
+    """The wide table again, as CSV (a row format: every query reads every column)."""
+    target = parquet.with_name(parquet.name + "_csv")
+    if not (target / "_SUCCESS").exists():
+        spark.read.parquet(str(parquet)).write.mode("overwrite").csv(str(target), header=True)
+    return target
+
+
+def read_wide(spark: SparkSession, fmt: str, path: Path) -> DataFrame:
+    if fmt == "csv":
+        schema = spark.read.parquet(str(path.with_name(path.name.removesuffix("_csv")))).schema
+        return spark.read.csv(str(path), header=True, schema=schema)
+    return spark.read.parquet(str(path))
+
+
 def wide_table(spark: SparkSession, rows: int, columns: int = 50) -> Path:
     """`columns` integer columns with cardinalities from 10 to about `rows` (hashed ids)."""
     target = DATA / f"wide_{rows}x{columns}"

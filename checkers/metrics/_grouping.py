@@ -93,12 +93,24 @@ def union_all(parts: Sequence[DataFrame]) -> DataFrame:
 
 
 def _stacked_table(df: DataFrame, sets: Sequence[GroupingSet], layout: Layout) -> DataFrame:
+    (value,) = layout[sets[0].set_id]
+    if len(sets) == 1:  # nothing to stack: a plain group-by
+        (only,) = sets
+        rows = df if only.where is None else df.where(F.expr(only.where))
+        counted = rows.groupBy(F.col(only.columns[0]).alias(value)).agg(
+            F.count(F.lit(1)).alias(COUNT)
+        )
+        return counted.select(
+            F.lit(only.set_id).alias(SET_ID),
+            F.col(value),
+            F.col(COUNT),
+            F.col(value).isNotNull().alias(KEYED),
+        )
     pairs = []
     for s in sets:
         pair = F.struct(F.lit(s.set_id).alias("s"), F.col(s.columns[0]).alias("v"))
         pairs.append(pair if s.where is None else F.when(F.expr(s.where), pair))
     present = F.filter(F.array(*pairs), lambda pair: pair.isNotNull())
-    (value,) = layout[sets[0].set_id]
     return (
         df.select(F.inline(present))
         .groupBy(F.col("s").alias(SET_ID), F.col("v").alias(value))

@@ -24,6 +24,14 @@ if TYPE_CHECKING:
 COLUMNAR_SUFFIXES = (".parquet", ".orc")
 
 
+class GroupingPlan(StrEnum):
+    """How frequency tables are built: all in one query, or one query per grouping set."""
+
+    AUTO = "auto"  # one query per set on columnar files (measured faster there), else one query
+    SHARED = "shared"
+    PER_SET = "per_set"
+
+
 class SketchPlan(StrEnum):
     """Where sketch aggregates run: in the shared scan, or in a pass of their own."""
 
@@ -70,13 +78,11 @@ def _reads_columnar_files(df: DataFrame) -> bool:
 
 
 def _scan_passes(
-    df: DataFrame, analyzers: list[ScanShareableAnalyzer], plan: SketchPlan
+    analyzers: list[ScanShareableAnalyzer], plan: SketchPlan, columnar: bool
 ) -> list[list[ScanShareableAnalyzer]]:
     sketches = [a for a in analyzers if a.is_sketch]
     declarative = [a for a in analyzers if not a.is_sketch]
-    separate = plan is SketchPlan.SEPARATE or (
-        plan is SketchPlan.AUTO and sketches and declarative and _reads_columnar_files(df)
-    )
+    separate = plan is SketchPlan.SEPARATE or (plan is SketchPlan.AUTO and columnar)
     passes = [declarative, sketches] if separate else [declarative + sketches]
     return [p for p in passes if p]
 
@@ -90,11 +96,16 @@ def run_analysis(
     partition: str | None = None,
     aggregate_with: Mapping[Analyzer, State] | None = None,
     sketch_plan: SketchPlan = SketchPlan.AUTO,
+    grouping_plan: GroupingPlan = GroupingPlan.AUTO,
 ) -> AnalysisResult:
     """Compute every analyzer's metric over `df` in as few Spark passes as possible.
 
     With `state_store`, `dataset` and `partition`, the states of `df` are stored as that
     partition's (replacing earlier ones); metrics are those of `df` merged with `aggregate_with`.
+
+    Plans are chosen by measurement (benchmarks/README.md): on columnar files (Parquet, ORC),
+    where reading a column again is cheap, sketches get a pass of their own and each grouping set
+    its own query; on row formats every scan is shared. The two plan arguments override that.
     """
     if state_store is not None and (dataset is None or partition is None):
         raise ValueError("storing states needs both dataset= and partition=")
@@ -112,8 +123,10 @@ def run_analysis(
             metrics[analyzer] = Metric(analyzer, error=problem)
     previous = dict(aggregate_with or {})
 
+    auto = sketch_plan is SketchPlan.AUTO or grouping_plan is GroupingPlan.AUTO
+    columnar = auto and _reads_columnar_files(df)
     scan = [a for a in runnable if isinstance(a, ScanShareableAnalyzer)]
-    for group in _scan_passes(df, scan, sketch_plan):
+    for group in _scan_passes(scan, sketch_plan, columnar):
         outcome = run_scan(df, group)
         actions += outcome.actions
         for analyzer, error in outcome.errors.items():
@@ -124,17 +137,21 @@ def run_analysis(
             metrics[analyzer] = analyzer.metric_from_state(merged)
 
     frequency = [a for a in runnable if isinstance(a, FrequencyAnalyzer)]
-    if frequency:
+    per_set = grouping_plan is GroupingPlan.PER_SET or (
+        grouping_plan is GroupingPlan.AUTO and columnar
+    )
+    batches = (
+        [list(s.analyzers) for s in _grouping.plan_sets(frequency)] if per_set else [frequency]
+    )
+    for batch in batches if frequency else []:
         location = None
         if state_store is not None:
             assert dataset is not None and partition is not None
             location = state_store.frequency_location(dataset, partition)
-        grouping_metrics, grouping_states, grouping_actions = _run_grouping(
-            df, frequency, previous, location
-        )
-        metrics.update(grouping_metrics)
-        states.update(grouping_states)
-        actions += grouping_actions
+        found, found_states, found_actions = _run_grouping(df, batch, previous, location)
+        metrics.update(found)
+        states.update(found_states)
+        actions += found_actions
 
     if state_store is not None and states:
         assert dataset is not None and partition is not None
