@@ -7,7 +7,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from benchmarks._harness import measure, table
-from checkers.metrics import CountDistinct, GroupingPlan, Uniqueness, run_analysis
+from checkers.metrics import CountDistinct, Uniqueness, run_analysis
 
 
 def one_group_by_per_column(df: DataFrame) -> None:
@@ -24,13 +24,11 @@ def run(
     rows, records = [], []
     for fmt, df in sources.items():
         analyzers = [a for c in df.columns for a in (Uniqueness(c), CountDistinct(c))]
-        engine = measure(spark, "engine", lambda df=df, a=analyzers: run_analysis(df, a), runs=runs)
-        shared = measure(
+        engine = measure(
             spark,
-            "engine, one query for all sets",
-            lambda df=df, a=analyzers: run_analysis(df, a, grouping_plan=GroupingPlan.SHARED),
+            "engine (one grouping query)",
+            lambda df=df, a=analyzers: run_analysis(df, a),
             runs=runs,
-            warmup=False,
         )
         baseline = measure(
             spark,
@@ -39,7 +37,7 @@ def run(
             runs=runs,
             warmup=False,
         )
-        for m in (engine, shared, baseline):
+        for m in (engine, baseline):
             rows.append(
                 [fmt, m.label, m.median, m.jobs, m.actions or "", baseline.median / m.median]
             )

@@ -43,7 +43,7 @@ from checkers.metrics.moments import (
     Sum,
     SumState,
 )
-from checkers.metrics.runner import AnalysisResult, GroupingPlan, SketchPlan, run_analysis
+from checkers.metrics.runner import AnalysisResult, SketchPlan, run_analysis
 from checkers.metrics.sketches import (
     ApproxCountDistinct,
     ApproxQuantile,
@@ -80,7 +80,6 @@ __all__ = [
     "FileStateStore",
     "FrequencyAnalyzer",
     "FrequencyState",
-    "GroupingPlan",
     "Histogram",
     "HllState",
     "InMemoryStateStore",

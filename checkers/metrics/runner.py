@@ -24,14 +24,6 @@ if TYPE_CHECKING:
 COLUMNAR_SUFFIXES = (".parquet", ".orc")
 
 
-class GroupingPlan(StrEnum):
-    """How frequency tables are built: all in one query, or one query per grouping set."""
-
-    AUTO = "auto"  # one query per set on columnar files (measured faster there), else one query
-    SHARED = "shared"
-    PER_SET = "per_set"
-
-
 class SketchPlan(StrEnum):
     """Where sketch aggregates run: in the shared scan, or in a pass of their own."""
 
@@ -96,16 +88,15 @@ def run_analysis(
     partition: str | None = None,
     aggregate_with: Mapping[Analyzer, State] | None = None,
     sketch_plan: SketchPlan = SketchPlan.AUTO,
-    grouping_plan: GroupingPlan = GroupingPlan.AUTO,
 ) -> AnalysisResult:
     """Compute every analyzer's metric over `df` in as few Spark passes as possible.
 
     With `state_store`, `dataset` and `partition`, the states of `df` are stored as that
     partition's (replacing earlier ones); metrics are those of `df` merged with `aggregate_with`.
 
-    Plans are chosen by measurement (benchmarks/README.md): on columnar files (Parquet, ORC),
-    where reading a column again is cheap, sketches get a pass of their own and each grouping set
-    its own query; on row formats every scan is shared. The two plan arguments override that.
+    Plans are chosen by measurement (benchmarks/README.md): on columnar files (Parquet, ORC)
+    sketches get a pass of their own, on row formats they join the shared scan; all frequency
+    tables come from one query. `sketch_plan` overrides the choice.
     """
     if state_store is not None and (dataset is None or partition is None):
         raise ValueError("storing states needs both dataset= and partition=")
@@ -123,8 +114,7 @@ def run_analysis(
             metrics[analyzer] = Metric(analyzer, error=problem)
     previous = dict(aggregate_with or {})
 
-    auto = sketch_plan is SketchPlan.AUTO or grouping_plan is GroupingPlan.AUTO
-    columnar = auto and _reads_columnar_files(df)
+    columnar = sketch_plan is SketchPlan.AUTO and _reads_columnar_files(df)
     scan = [a for a in runnable if isinstance(a, ScanShareableAnalyzer)]
     for group in _scan_passes(scan, sketch_plan, columnar):
         outcome = run_scan(df, group)
@@ -137,18 +127,12 @@ def run_analysis(
             metrics[analyzer] = analyzer.metric_from_state(merged)
 
     frequency = [a for a in runnable if isinstance(a, FrequencyAnalyzer)]
-    per_set = grouping_plan is GroupingPlan.PER_SET or (
-        grouping_plan is GroupingPlan.AUTO and columnar
-    )
-    batches = (
-        [list(s.analyzers) for s in _grouping.plan_sets(frequency)] if per_set else [frequency]
-    )
-    for batch in batches if frequency else []:
+    if frequency:
         location = None
         if state_store is not None:
             assert dataset is not None and partition is not None
             location = state_store.frequency_location(dataset, partition)
-        found, found_states, found_actions = _run_grouping(df, batch, previous, location)
+        found, found_states, found_actions = _run_grouping(df, frequency, previous, location)
         metrics.update(found)
         states.update(found_states)
         actions += found_actions
