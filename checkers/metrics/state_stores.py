@@ -212,11 +212,18 @@ class SqlStateStore(_RecordStore):
     ) -> None:
         super().__init__(frequency_root)
         self.engine = create_engine(url) if isinstance(url, str) else url
-        _metadata.create_all(self.engine, tables=[states_table])
+        self._schema_ready = False
+
+    def _connect(self, *, write: bool) -> Any:
+        """A connection (a transaction when writing); the table is created on first use."""
+        if not self._schema_ready:
+            _metadata.create_all(self.engine, tables=[states_table])
+            self._schema_ready = True
+        return self.engine.begin() if write else self.engine.connect()
 
     def _write(self, dataset: str, partition: str, records: Mapping[str, Record]) -> None:
         now = datetime.now(UTC)
-        with self.engine.begin() as connection:
+        with self._connect(write=True) as connection:
             connection.execute(
                 delete(states_table).where(
                     states_table.c.dataset == dataset,
@@ -245,7 +252,7 @@ class SqlStateStore(_RecordStore):
         query = select(states_table).where(
             states_table.c.dataset == dataset, states_table.c.partition == partition
         )
-        with self.engine.connect() as connection:
+        with self._connect(write=False) as connection:
             rows = connection.execute(query).mappings().all()
         return {row["analyzer"]: _record(dict(row)) for row in rows}
 
@@ -256,7 +263,7 @@ class SqlStateStore(_RecordStore):
             .distinct()
             .order_by(states_table.c.partition)
         )
-        with self.engine.connect() as connection:
+        with self._connect(write=False) as connection:
             return list(connection.execute(query).scalars())
 
 
