@@ -51,7 +51,6 @@ def run(
     first = next(iter(sources.values()))
     return (
         f"Uniqueness + CountDistinct of {len(first.columns)} columns, {first.count():,} rows, "
-        f'median of {runs} runs ("engine" plans by source: one query per set on Parquet, '
-        f"one stacked query on CSV):\n\n{text}",
+        f"median of {runs} runs:\n\n{text}",
         records,
     )
