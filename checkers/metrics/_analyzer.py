@@ -195,9 +195,3 @@ class FrequencyView:
 
     def key(self, name: str) -> Column:
         return F.col(self.key_names[name])
-
-    def keys_not_all_null(self, names: tuple[str, ...]) -> Column:
-        condition = self.key(names[0]).isNotNull()
-        for name in names[1:]:
-            condition = condition | self.key(name).isNotNull()
-        return condition
