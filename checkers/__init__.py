@@ -1,5 +1,94 @@
-"""dq-checkers: checker classes, tolerances, alert levels, parsers and the metrics engine."""
+"""dq-checkers: checker classes, tolerances, alert levels, parsers, outcomes and the metrics
+engine. Names load lazily, so `from checkers import AlertLevel` (as alerting does) never imports
+Spark."""
 
-from checkers.spark import spark_session, spark_target
+from __future__ import annotations
 
-__all__ = ["spark_session", "spark_target"]
+import importlib
+from typing import TYPE_CHECKING
+
+_EXPORTS = {
+    "spark_session": "checkers.spark",
+    "spark_target": "checkers.spark",
+    "AlertLevel": "checkers.levels",
+    "FailingElementsThresholds": "checkers.levels",
+    "FailingShareThresholds": "checkers.levels",
+    "FixedLevel": "checkers.levels",
+    "FailureCounts": "checkers.tolerances",
+    "Tolerance": "checkers.tolerances",
+    "NoFailures": "checkers.tolerances",
+    "LessThan": "checkers.tolerances",
+    "ShareAtMost": "checkers.tolerances",
+    "KnownBroken": "checkers.tolerances",
+    "CheckOutcome": "checkers.outcome",
+    "Status": "checkers.outcome",
+    "Checker": "checkers._checker",
+    "CheckerResult": "checkers._checker",
+    "run_checkers": "checkers._checker",
+    "PredicateSingleDatasetChecker": "checkers.row_checkers",
+    "OffsetPredicateSingleDatasetChecker": "checkers.row_checkers",
+    "PredicateDoubleDatasetsChecker": "checkers.double_checkers",
+    "AggregateComparisonChecker": "checkers.double_checkers",
+    "MetricChecker": "checkers.metric_checker",
+    "MetricConstraint": "checkers.metric_checker",
+}
+
+__all__ = [
+    "AggregateComparisonChecker",
+    "AlertLevel",
+    "CheckOutcome",
+    "Checker",
+    "CheckerResult",
+    "FailingElementsThresholds",
+    "FailingShareThresholds",
+    "FailureCounts",
+    "FixedLevel",
+    "KnownBroken",
+    "LessThan",
+    "MetricChecker",
+    "MetricConstraint",
+    "NoFailures",
+    "OffsetPredicateSingleDatasetChecker",
+    "PredicateDoubleDatasetsChecker",
+    "PredicateSingleDatasetChecker",
+    "ShareAtMost",
+    "Status",
+    "Tolerance",
+    "run_checkers",
+    "spark_session",
+    "spark_target",
+]
+
+if TYPE_CHECKING:
+    from checkers._checker import Checker, CheckerResult, run_checkers
+    from checkers.double_checkers import AggregateComparisonChecker, PredicateDoubleDatasetsChecker
+    from checkers.levels import (
+        AlertLevel,
+        FailingElementsThresholds,
+        FailingShareThresholds,
+        FixedLevel,
+    )
+    from checkers.metric_checker import MetricChecker, MetricConstraint
+    from checkers.outcome import CheckOutcome, Status
+    from checkers.row_checkers import (
+        OffsetPredicateSingleDatasetChecker,
+        PredicateSingleDatasetChecker,
+    )
+    from checkers.spark import spark_session, spark_target
+    from checkers.tolerances import (
+        FailureCounts,
+        KnownBroken,
+        LessThan,
+        NoFailures,
+        ShareAtMost,
+        Tolerance,
+    )
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'checkers' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

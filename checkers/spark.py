@@ -5,6 +5,7 @@ DataFrame."""
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
@@ -58,6 +59,9 @@ def spark_session(
     else:
         builder = builder.master(url)
         settings = {**DEFAULT_CONFIG, **settings}
+        if url.startswith("local"):
+            # Python predicates run in worker processes: give them this interpreter (its packages).
+            settings.setdefault("spark.pyspark.python", sys.executable)
     for key, value in settings.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()

@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Iterator
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
+# Python UDF workers (Python predicates) must run this interpreter, which has pandas and pyarrow.
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+POSTGRES_URL = os.environ.get(
+    "DQ_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
 CONNECT = os.environ.get("DQ_TEST_SPARK_CONNECT") == "1"
 TEST_CONFIG = {
     "spark.ui.enabled": "false",

@@ -2,11 +2,18 @@
 Spark passes, state stores, and metrics of any combination of partitions from stored states."""
 
 from checkers.metrics._analyzer import Analyzer, FrequencyAnalyzer, ScanShareableAnalyzer, State
-from checkers.metrics._metric import EmptyStateError, Entity, Metric, MetricComputationError
+from checkers.metrics._metric import (
+    EmptyStateError,
+    Entity,
+    Metric,
+    MetricComputationError,
+    MetricValue,
+)
 from checkers.metrics._serde import STATE_FORMAT_VERSION, StateFormatError
 from checkers.metrics.counts import (
     Completeness,
     Compliance,
+    CountWhere,
     NumMatchesAndCountState,
     NumMatchesState,
     PatternMatch,
@@ -71,6 +78,7 @@ __all__ = [
     "Compliance",
     "Correlation",
     "CountDistinct",
+    "CountWhere",
     "DataType",
     "DataTypeState",
     "Distinctness",
@@ -90,6 +98,7 @@ __all__ = [
     "Mean",
     "Metric",
     "MetricComputationError",
+    "MetricValue",
     "MinLength",
     "MinState",
     "Minimum",

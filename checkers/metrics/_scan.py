@@ -3,6 +3,8 @@ analyzers whose expressions fail so that one bad analyzer never hides the others
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -18,10 +20,42 @@ class ScanOutcome:
     actions: int = 0
 
 
+def _short(line: str) -> str:
+    """`org.apache.spark.SparkException: [X] msg` -> `SparkException: [X] msg`."""
+    name, sep, message = line.strip().partition(": ")
+    return f"{name.rsplit('.', 1)[-1]}{sep}{message}" if sep else line.strip()
+
+
 def describe_failure(exc: Exception) -> str:
-    """The first line of Spark's error message (the rest is a JVM stack trace)."""
+    """What went wrong, without the JVM stack trace: Spark's message; for a failed job, the Spark
+    cause and the root cause (a malformed record, a bad cast); for an error in a Python worker,
+    the Python exception line."""
     text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+    if not text:
+        return type(exc).__name__
+    if "Python worker" in text[0]:
+        python_lines = []
+        for line in text[1:]:
+            if line.startswith(("\tat ", "JVM stacktrace")):
+                break
+            python_lines.append(line)
+        raised = [
+            line for line in python_lines if re.match(r"^[A-Za-z_.]*(Error|Exception)\b", line)
+        ]
+        if raised:
+            return f"{text[0]} {raised[-1]}"
+    if text[0].startswith("An error occurred while calling") and len(text) > 1:
+        causes = [text[1].lstrip(": ")]
+        for n, line in enumerate(text):
+            if line.startswith("Caused by: "):
+                more = itertools.takewhile(
+                    lambda x: not x.startswith(("\tat ", "Caused by", "\t...")), text[n + 1 : n + 6]
+                )
+                causes.append(" ".join([line.split("Caused by: ", 1)[1], *map(str.strip, more)]))
+        spark = [c for c in causes if "[" in c and "]" in c]  # Spark errors carry an error class
+        chosen = list(dict.fromkeys([spark[-1] if spark else causes[0], causes[-1]]))
+        return "; caused by ".join(_short(c) for c in chosen)
+    return text[0]
 
 
 def _aggregate(

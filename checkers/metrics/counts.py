@@ -4,7 +4,7 @@ exact merge)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from pyspark.sql import Column
@@ -67,6 +67,37 @@ class Size(ScanShareableAnalyzer):
 
     def compute_value(self, state: NumMatchesState) -> float:  # type: ignore[override]
         return float(state.num_matches)
+
+
+@dataclass(frozen=True, repr=False)
+class CountWhere(ScanShareableAnalyzer):
+    """Number of rows for which a Column `condition` is TRUE (NULL counts as not TRUE).
+
+    Identified by `instance_name` alone (Columns cannot be compared), so give each condition a
+    name unique within a run. Checkers compile row predicates to it."""
+
+    instance_name: str
+    condition: Column = field(compare=False, hash=False)
+    entity_kind: ClassVar[Entity] = Entity.DATASET
+
+    @property
+    def instance(self) -> str:
+        return self.instance_name
+
+    def aggregations(self, schema: StructType) -> list[Column]:
+        return [F.count(F.when(self.condition, F.lit(1)))]
+
+    def state_from_aggregates(self, values: Sequence[object]) -> NumMatchesState:
+        return NumMatchesState(int(values[0] or 0))  # type: ignore[call-overload]
+
+    def zero_state(self) -> NumMatchesState:
+        return NumMatchesState.zero()
+
+    def compute_value(self, state: NumMatchesState) -> float:  # type: ignore[override]
+        return float(state.num_matches)
+
+    def __repr__(self) -> str:
+        return f"CountWhere({self.instance_name!r})"
 
 
 class _RatioAnalyzer(ScanShareableAnalyzer):

@@ -4,7 +4,6 @@ Run against memory, files, SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from pathlib import Path
 
@@ -34,10 +33,8 @@ from checkers.metrics import (
     run_analysis,
 )
 from checkers.metrics.state_stores import states_table
+from tests.conftest import POSTGRES_URL
 
-POSTGRES_URL = os.environ.get(
-    "DQ_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-)
 ANALYZERS = [
     Size(),
     Completeness("s"),

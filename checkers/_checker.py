@@ -1,0 +1,156 @@
+"""What every checker shares: a plan (a DataFrame, the engine analyzers it needs, how metrics
+become a result), the `CheckerResult`, and `run_checkers`, which runs the plans of many checkers
+over the same DataFrame in one engine run."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from checkers.metrics import Analyzer, Metric, run_analysis
+from checkers.metrics._scan import describe_failure
+from checkers.outcome import SampleRow, json_safe
+from checkers.tolerances import KnownBroken, Tolerance
+
+DEFAULT_SAMPLE_SIZE = 20
+
+
+@dataclass
+class CheckerResult:
+    """Counts of one checker's run. `failing` elements break the rule; `unexcused` of them are not
+    covered by KnownBroken keys; `rows` is how many input rows were read (None when unknown).
+    `error` says why the checker could not be evaluated. The failing sample is fetched on demand,
+    and only once."""
+
+    failing: int = 0
+    total: int = 0
+    unexcused: int = 0
+    rows: int | None = None
+    metrics: dict[str, object] = field(default_factory=dict)
+    error: str | None = None
+    spark_actions: int = 0
+    fetch_sample: Callable[[int], list[SampleRow]] | None = field(default=None, repr=False)
+    _sample: list[SampleRow] | None = field(default=None, repr=False)
+
+    @classmethod
+    def failed_to_run(cls, error: str) -> CheckerResult:
+        return cls(error=error)
+
+    def sample(self, limit: int = DEFAULT_SAMPLE_SIZE) -> list[SampleRow]:
+        """Up to `limit` failing elements (unexcused ones first); no Spark work when none failed."""
+        if self._sample is None:
+            if self.failing == 0 or self.fetch_sample is None:
+                self._sample = []
+            else:
+                try:
+                    self._sample = self.fetch_sample(limit)
+                except Exception as exc:  # the counts stand; say why the sample is missing
+                    self._sample = [{"sample_error": describe_failure(exc)}]
+        return self._sample[:limit]
+
+
+@dataclass
+class CheckerPlan:
+    """How a checker runs on the engine: its `analyzers` over `frame`, then `finish`."""
+
+    frame: DataFrame
+    analyzers: list[Analyzer]
+    finish: Callable[[Mapping[Analyzer, Metric]], CheckerResult]
+
+
+class Checker(ABC):
+    """Base of checkers. A checker describes *what* to compute; the engine decides how."""
+
+    #: Columns that identify an element (for KnownBroken keys and for reading samples).
+    key: tuple[str, ...] = ()
+
+    @abstractmethod
+    def plan(self, excused: Sequence[KnownBroken] = ()) -> CheckerPlan:
+        """The engine work for this checker; `excused` keys do not count as unexcused."""
+
+    def run(self, tolerance: Tolerance | None = None) -> CheckerResult:
+        """Run this checker alone (use `run_checkers` to share passes between checkers)."""
+        return run_checkers([(self, tolerance)])[0]
+
+
+def rows_to_dicts(rows: Iterable[object]) -> list[SampleRow]:
+    return [json_safe(row.asDict(recursive=True)) for row in rows]  # type: ignore[attr-defined,misc]
+
+
+def excused_condition(excused: Sequence[KnownBroken], default_key: Sequence[str]) -> Column | None:
+    """TRUE where a row's key is listed by one of the KnownBroken tolerances."""
+    conditions = []
+    for known in excused:
+        columns = known.columns or tuple(default_key)
+        if not columns:
+            raise ValueError(
+                "KnownBroken needs key columns: pass columns= to KnownBroken or key= to the checker"
+            )
+        if len(columns) == 1:
+            values = [k[0] if isinstance(k, tuple) else k for k in known.keys]
+            conditions.append(F.col(columns[0]).isin(values))
+            continue
+        for key in known.keys:
+            parts = [F.col(c) == F.lit(v) for c, v in zip(columns, key, strict=True)]  # type: ignore[call-overload]
+            match = parts[0]
+            for part in parts[1:]:
+                match = match & part
+            conditions.append(match)
+    if not conditions:
+        return None
+    combined = conditions[0]
+    for condition in conditions[1:]:
+        combined = combined | condition
+    return F.coalesce(combined, F.lit(False))
+
+
+def _plan_or_error(checker: Checker, tolerance: Tolerance | None) -> CheckerPlan | CheckerResult:
+    try:
+        return checker.plan(tolerance.known_broken() if tolerance else ())
+    except ValueError:
+        raise  # configuration errors raise
+    except Exception as exc:  # a DataFrame that cannot even be planned on
+        return CheckerResult.failed_to_run(describe_failure(exc))
+
+
+def run_checkers(
+    checkers: Sequence[tuple[Checker, Tolerance | None]] | Sequence[Checker],
+) -> list[CheckerResult]:
+    """Run many checkers; those planned over the same DataFrame share one engine run, so k row
+    predicates over one dataset cost one aggregation pass."""
+    pairs = [c if isinstance(c, tuple) else (c, None) for c in checkers]
+    planned = [_plan_or_error(checker, tolerance) for checker, tolerance in pairs]
+    by_frame: dict[int, list[int]] = {}
+    for index, plan in enumerate(planned):
+        if isinstance(plan, CheckerPlan):
+            by_frame.setdefault(id(plan.frame), []).append(index)
+    results: list[CheckerResult | None] = [
+        p if isinstance(p, CheckerResult) else None for p in planned
+    ]
+    for indexes in by_frame.values():
+        plans = [planned[i] for i in indexes]
+        frame = plans[0].frame  # type: ignore[union-attr]
+        analyzers = [a for p in plans for a in p.analyzers]  # type: ignore[union-attr]
+        try:
+            analysis = run_analysis(frame, analyzers)
+        except Exception as exc:
+            for i in indexes:
+                results[i] = CheckerResult.failed_to_run(describe_failure(exc))
+            continue
+        for n, i in enumerate(indexes):
+            result = plans[n].finish(analysis.metrics)  # type: ignore[union-attr]
+            result.spark_actions = analysis.spark_actions if n == 0 else 0
+            results[i] = result
+    return [r for r in results if r is not None]
+
+
+def first_error(metrics: Mapping[Analyzer, Metric], analyzers: Iterable[Analyzer]) -> str | None:
+    for analyzer in analyzers:
+        metric = metrics[analyzer]
+        if not metric.ok:
+            return metric.error
+    return None

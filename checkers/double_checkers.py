@@ -1,0 +1,149 @@
+"""Checkers over two datasets side by side (possibly read from two different stores): row by row
+on join keys, or, for very large tables, by comparing aggregates per key group."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from checkers.predicates import Predicate, as_condition
+from checkers.row_checkers import RowPredicateChecker
+
+
+class PredicateDoubleDatasetsChecker(RowPredicateChecker):
+    """Rows of `left` and `right` matched on the `on` columns must satisfy `predicate`, which sees
+    the structs `left` and `right` (`"left.amount = right.amount"`; a Python function gets two
+    dicts). With no predicate, only presence is compared. A key present on one side only is a
+    failing element unless `fail_missing_in_left` / `fail_missing_in_right` say otherwise. NULL
+    keys never match, as in SQL, unless `null_keys_match`. Keys should be unique on each side:
+    duplicates multiply rows.
+
+    Reported beside the counts: `missing_in_left`, `missing_in_right`, `mismatched`.
+    """
+
+    def __init__(
+        self,
+        left: DataFrame,
+        right: DataFrame,
+        predicate: Predicate | None = None,
+        *,
+        on: Sequence[str] | str,
+        fail_missing_in_left: bool = True,
+        fail_missing_in_right: bool = True,
+        null_keys_match: bool = False,
+        name: str | None = None,
+    ) -> None:
+        keys = (on,) if isinstance(on, str) else tuple(on)
+        if not keys:
+            raise ValueError("a double-dataset checker needs join keys: on=[...]")
+        super().__init__(key=keys, name=name)
+        self.left = left
+        self.right = right
+        self.predicate = predicate
+        self.fail_missing_in_left = fail_missing_in_left
+        self.fail_missing_in_right = fail_missing_in_right
+        self.null_keys_match = null_keys_match
+
+    def frame(self) -> DataFrame:
+        def side(df: DataFrame, name: str) -> DataFrame:
+            row = F.struct(*[F.col(f"`{c}`") for c in df.columns])
+            keys = [F.col(f"`{k}`").alias(f"__{name}_{n}") for n, k in enumerate(self.key)]
+            return df.select(*keys, row.alias(name))
+
+        left, right = side(self.left, "left"), side(self.right, "right")
+        condition = F.lit(True)
+        for n in range(len(self.key)):
+            a, b = left[f"__left_{n}"], right[f"__right_{n}"]
+            condition = condition & (a.eqNullSafe(b) if self.null_keys_match else a == b)
+        joined = left.join(right, condition, "full")
+        keys = [
+            F.coalesce(F.col(f"__left_{n}"), F.col(f"__right_{n}")).alias(k)
+            for n, k in enumerate(self.key)
+        ]
+        return joined.select(*keys, "left", "right")
+
+    def _matches(self) -> Column:
+        if self.predicate is None:
+            return F.lit(True)
+        condition = as_condition(self.predicate, struct_arguments=("left", "right"))
+        return F.coalesce(condition, F.lit(False))
+
+    def condition(self, frame: DataFrame) -> Column:
+        has_left, has_right = F.col("left").isNotNull(), F.col("right").isNotNull()
+        return (
+            F.when(has_left & has_right, self._matches())
+            .when(has_left, F.lit(not self.fail_missing_in_right))
+            .otherwise(F.lit(not self.fail_missing_in_left))
+        )
+
+    def breakdown(self, frame: DataFrame) -> dict[str, Column]:
+        has_left, has_right = F.col("left").isNotNull(), F.col("right").isNotNull()
+        return {
+            "missing_in_left": ~has_left,
+            "missing_in_right": ~has_right,
+            "mismatched": has_left & has_right & ~self._matches(),
+        }
+
+
+class AggregateComparisonChecker(PredicateDoubleDatasetsChecker):
+    """Compare aggregates per key group instead of rows: each side is grouped `by` the key
+    columns, the same `aggregates` are computed on both, and each group is an element that fails
+    when a value differs by more than `max(absolute, relative * max(|left|, |right|))` or when the
+    group exists on one side only. Cheap for very large tables: only the groups are joined.
+
+    >>> AggregateComparisonChecker(ops, lake, by=["day"],
+    ...     aggregates={"flights": "count(*)", "delay": "sum(dep_delay)"}, relative=0.001)
+    """
+
+    def __init__(
+        self,
+        left: DataFrame,
+        right: DataFrame,
+        *,
+        by: Sequence[str] | str,
+        aggregates: Mapping[str, str | Column],
+        absolute: float = 0.0,
+        relative: float = 0.0,
+        fail_missing_in_left: bool = True,
+        fail_missing_in_right: bool = True,
+        name: str | None = None,
+    ) -> None:
+        if not aggregates:
+            raise ValueError("AggregateComparisonChecker needs aggregates={name: expression}")
+        if absolute < 0 or relative < 0:
+            raise ValueError("tolerances absolute= and relative= cannot be negative")
+        keys = (by,) if isinstance(by, str) else tuple(by)
+        self.aggregates = dict(aggregates)
+        self.absolute = absolute
+        self.relative = relative
+        super().__init__(
+            self._grouped(left, keys),
+            self._grouped(right, keys),
+            self._within_tolerance(),
+            on=keys,
+            fail_missing_in_left=fail_missing_in_left,
+            fail_missing_in_right=fail_missing_in_right,
+            null_keys_match=True,  # a NULL group is a group like any other
+            name=name,
+        )
+
+    def _grouped(self, df: DataFrame, keys: tuple[str, ...]) -> DataFrame:
+        columns = [
+            (F.expr(agg) if isinstance(agg, str) else agg).cast("double").alias(name)
+            for name, agg in self.aggregates.items()
+        ]
+        return df.groupBy(*keys).agg(*columns)
+
+    def _within_tolerance(self) -> Column:
+        condition = F.lit(True)
+        for name in self.aggregates:
+            left, right = F.col(f"left.`{name}`"), F.col(f"right.`{name}`")
+            allowed = F.greatest(
+                F.lit(float(self.absolute)),
+                F.lit(float(self.relative)) * F.greatest(F.abs(left), F.abs(right)),
+            )
+            close = left.eqNullSafe(right) | (F.abs(left - right) <= allowed)
+            condition = condition & F.coalesce(close, F.lit(False))
+        return condition

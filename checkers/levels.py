@@ -1,0 +1,82 @@
+"""Alert levels and the thresholds that turn failing counts into a level (no Spark here: alerting
+imports this module)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Protocol
+
+
+class AlertLevel(IntEnum):
+    """How severe a failure is; ordered, so `max(levels)` is the worst."""
+
+    OK = 0
+    WARNING = 1
+    ERROR = 2
+    CRITICAL = 3
+
+    def raised(self) -> AlertLevel:
+        """One level up (escalation); CRITICAL stays CRITICAL."""
+        return AlertLevel(min(self + 1, AlertLevel.CRITICAL))
+
+
+class AlertLevelPolicy(Protocol):
+    """Decides the level of a failure that the tolerance did not accept (`failing` > 0)."""
+
+    def level(self, failing: int, total: int) -> AlertLevel: ...
+
+
+@dataclass(frozen=True)
+class FailingElementsThresholds:
+    """WARNING up to `warning` failing elements, ERROR up to `error`, CRITICAL above.
+
+    >>> FailingElementsThresholds(warning=10, error=100).level(50, 1000)
+    <AlertLevel.ERROR: 2>
+    """
+
+    warning: int
+    error: int
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.warning <= self.error:
+            raise ValueError(
+                f"FailingElementsThresholds needs 0 <= warning <= error, got "
+                f"warning={self.warning}, error={self.error}"
+            )
+
+    def level(self, failing: int, total: int) -> AlertLevel:
+        if failing <= self.warning:
+            return AlertLevel.WARNING
+        return AlertLevel.ERROR if failing <= self.error else AlertLevel.CRITICAL
+
+
+@dataclass(frozen=True)
+class FailingShareThresholds:
+    """Like `FailingElementsThresholds`, on the share of failing elements (0..1)."""
+
+    warning: float
+    error: float
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.warning <= self.error <= 1.0:
+            raise ValueError(
+                f"FailingShareThresholds needs 0 <= warning <= error <= 1, got "
+                f"warning={self.warning}, error={self.error}"
+            )
+
+    def level(self, failing: int, total: int) -> AlertLevel:
+        share = failing / total if total else 1.0
+        if share <= self.warning:
+            return AlertLevel.WARNING
+        return AlertLevel.ERROR if share <= self.error else AlertLevel.CRITICAL
+
+
+@dataclass(frozen=True)
+class FixedLevel:
+    """Every unaccepted failure has the same level (for checks where any failure is equally bad)."""
+
+    value: AlertLevel = AlertLevel.ERROR
+
+    def level(self, failing: int, total: int) -> AlertLevel:
+        return self.value

@@ -1,0 +1,22 @@
+"""Parsers: where a check's data comes from. Each builds a DataFrame and keeps the schema it
+promises; a source that breaks raises `SourceError`, which the check turns into an ERROR outcome."""
+
+from checkers.parsers._base import Parser, SourceError, cast_to_promise, schema_problems
+from checkers.parsers.callable import CallableParser
+from checkers.parsers.files import CsvParser, JsonParser, ParquetParser, TableParser
+from checkers.parsers.http import HttpJsonParser
+from checkers.parsers.sql import SqlQueryParser
+
+__all__ = [
+    "CallableParser",
+    "CsvParser",
+    "HttpJsonParser",
+    "JsonParser",
+    "ParquetParser",
+    "Parser",
+    "SourceError",
+    "SqlQueryParser",
+    "TableParser",
+    "cast_to_promise",
+    "schema_problems",
+]

@@ -1,0 +1,105 @@
+"""The parser contract: build a DataFrame from a source and keep the schema it promises. A source
+that cannot be read or breaks its promise raises `SourceError` naming the cause."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import ClassVar
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from checkers.metrics._scan import describe_failure
+
+#: A literal value, or a function giving it when the source is read (paths from settings, URLs
+#: with secrets from the environment).
+Lazy = str | Callable[[], str]
+
+
+class SourceError(Exception):
+    """A source could not be read, or its data does not match the promised schema."""
+
+
+def resolve(value: Lazy) -> str:
+    return value() if callable(value) else value
+
+
+def promised_struct(spark: SparkSession, schema: str | StructType) -> StructType:
+    """The promised schema as a StructType (Spark parses DDL text; no job runs)."""
+    if isinstance(schema, StructType):
+        return schema
+    try:
+        return spark.createDataFrame([], schema).schema
+    except Exception as exc:
+        raise ValueError(
+            f"cannot parse promised schema {schema!r}: {describe_failure(exc)}"
+        ) from exc
+
+
+def schema_problems(actual: StructType, promised: StructType) -> list[str]:
+    """How `actual` breaks `promised`: missing columns and columns of another type. Extra columns
+    are allowed (a promise is about what the check needs)."""
+    present = {f.name.lower(): f for f in actual.fields}
+    problems = []
+    for field in promised.fields:
+        found = present.get(field.name.lower())
+        if found is None:
+            problems.append(f"column {field.name!r} is missing")
+        elif found.dataType != field.dataType:
+            problems.append(
+                f"column {field.name!r} is {found.dataType.simpleString()}, "
+                f"promised {field.dataType.simpleString()}"
+            )
+    return problems
+
+
+class Parser(ABC):
+    """Base of parsers: `read` builds the DataFrame, `load` adds error wrapping and the schema
+    promise. Subclasses are frozen dataclasses, so checks reading the same source can share it."""
+
+    schema: str | StructType | None = None
+    #: Sources without types (SQL results, JSON APIs) cast to the promise while reading instead.
+    casts_to_promise: ClassVar[bool] = False
+
+    @abstractmethod
+    def read(self, spark: SparkSession) -> DataFrame:
+        """The source as a DataFrame (lazy where the source allows)."""
+
+    @abstractmethod
+    def describe(self) -> str:
+        """Where the data comes from, for messages (never includes secrets)."""
+
+    def load(self, spark: SparkSession) -> DataFrame:
+        try:
+            df = self.read(spark)
+            actual = df.schema
+        except SourceError:
+            raise
+        except Exception as exc:
+            raise SourceError(f"cannot read {self.describe()}: {describe_failure(exc)}") from exc
+        if self.schema is None or self.casts_to_promise:
+            return df
+        problems = schema_problems(actual, promised_struct(spark, self.schema))
+        if problems:
+            raise SourceError(
+                f"{self.describe()} does not match its promised schema: " + "; ".join(problems)
+            )
+        return df
+
+
+def cast_to_promise(df: DataFrame, promised: StructType) -> DataFrame:
+    """Columns of `df` cast to their promised types (for sources that carry no types, such as
+    SQL results and JSON APIs); a missing column raises SourceError."""
+    present = {c.lower(): c for c in df.columns}
+    missing = [f.name for f in promised.fields if f.name.lower() not in present]
+    if missing:
+        raise SourceError(f"promised columns are missing: {', '.join(missing)}")
+    promised_names = {f.name.lower() for f in promised.fields}
+    columns = [
+        F.col(f"`{present[f.name.lower()]}`").cast(f.dataType).alias(f.name)
+        for f in promised.fields
+    ]
+    columns += [F.col(f"`{c}`") for c in df.columns if c.lower() not in promised_names]
+    return df.select(*columns)

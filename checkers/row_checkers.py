@@ -1,0 +1,159 @@
+"""Row-predicate checkers over one dataset: every row must satisfy a predicate, or every pair of
+rows `offset` apart (in order) must. Both compile to engine counts, so many of them over the same
+DataFrame cost one aggregation pass."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from checkers._checker import (
+    Checker,
+    CheckerPlan,
+    CheckerResult,
+    excused_condition,
+    first_error,
+    rows_to_dicts,
+)
+from checkers.metrics import Analyzer, CountWhere, Metric, Size
+from checkers.predicates import Predicate, as_condition, failing
+from checkers.tolerances import KnownBroken
+
+_ids = itertools.count(1)
+
+
+class RowPredicateChecker(Checker):
+    """Template for checkers that judge rows of one DataFrame: subclasses give the `frame` whose
+    rows are the elements and the `condition` each must satisfy (NULL counts as failing)."""
+
+    name: str
+
+    def __init__(self, *, key: Sequence[str] | str = (), name: str | None = None) -> None:
+        self.key = (key,) if isinstance(key, str) else tuple(key)
+        self.name = f"{name or type(self).__name__}#{next(_ids)}"
+
+    def frame(self) -> DataFrame:
+        raise NotImplementedError
+
+    def condition(self, frame: DataFrame) -> Column:
+        raise NotImplementedError
+
+    def breakdown(self, frame: DataFrame) -> dict[str, Column]:
+        """Named conditions counted beside the failures (reported as metrics)."""
+        return {}
+
+    def plan(self, excused: Sequence[KnownBroken] = ()) -> CheckerPlan:
+        frame = self.frame()
+        fails = failing(self.condition(frame))
+        excuse = excused_condition(excused, self.key)
+        unexcused = fails if excuse is None else fails & ~excuse
+        counted = {"failing": fails, **({"unexcused": unexcused} if excuse is not None else {})}
+        counted.update(self.breakdown(frame))
+        analyzers: dict[str, Analyzer] = {
+            name: CountWhere(f"{self.name}:{name}", cond) for name, cond in counted.items()
+        }
+        analyzers["rows"] = Size()
+
+        def finish(metrics: Mapping[Analyzer, Metric]) -> CheckerResult:
+            error = first_error(metrics, analyzers.values())
+            if error is not None:
+                return CheckerResult.failed_to_run(_without_analyzer_name(error))
+            values = {name: int(metrics[a].value) for name, a in analyzers.items()}  # type: ignore[arg-type]
+            values.setdefault("unexcused", values["failing"])
+
+            def fetch(limit: int) -> list[dict[str, object]]:
+                wanted = unexcused if values["unexcused"] else fails
+                return rows_to_dicts(frame.filter(wanted).limit(limit).collect())
+
+            return CheckerResult(
+                failing=values["failing"],
+                total=values["rows"],
+                unexcused=values["unexcused"],
+                rows=values["rows"],
+                metrics=dict(values),
+                fetch_sample=fetch,
+            )
+
+        return CheckerPlan(frame, list(analyzers.values()), finish)
+
+
+def _without_analyzer_name(error: str) -> str:
+    prefix, _, rest = error.partition("): ")
+    return rest if prefix.startswith("CountWhere(") and rest else error
+
+
+class PredicateSingleDatasetChecker(RowPredicateChecker):
+    """Every row of `dataset` must satisfy `predicate` (a Column, a SQL string, or a Python
+    function of the row as a dict; the last runs in Python workers and is slower).
+
+    >>> PredicateSingleDatasetChecker(flights, "arr_delay IS NULL OR arr_delay < 600")
+    """
+
+    def __init__(
+        self,
+        dataset: DataFrame,
+        predicate: Predicate,
+        *,
+        key: Sequence[str] | str = (),
+        name: str | None = None,
+    ) -> None:
+        super().__init__(key=key, name=name)
+        self.dataset = dataset
+        self.predicate = predicate
+
+    def frame(self) -> DataFrame:
+        return self.dataset
+
+    def condition(self, frame: DataFrame) -> Column:
+        return as_condition(self.predicate, row_columns=frame.columns)
+
+
+class OffsetPredicateSingleDatasetChecker(RowPredicateChecker):
+    """Rows `offset` apart, in `order_by` order within each `partition_by` group, must satisfy
+    `predicate(previous, current)`. In SQL or Columns the two rows are the structs `previous` and
+    `current` (`"previous.arr_time <= current.dep_time"`); a Python function gets two dicts. The
+    current row's columns are also top-level. The first `offset` rows of a group are not judged.
+
+    >>> OffsetPredicateSingleDatasetChecker(
+    ...     flights, "previous.arr_ts <= current.dep_ts",
+    ...     order_by=["dep_ts"], partition_by=["tailnum"])
+    """
+
+    def __init__(
+        self,
+        dataset: DataFrame,
+        predicate: Predicate,
+        *,
+        order_by: Sequence[str | Column],
+        partition_by: Sequence[str] = (),
+        offset: int = 1,
+        key: Sequence[str] | str | None = None,
+        name: str | None = None,
+    ) -> None:
+        if offset < 1:
+            raise ValueError(f"offset must be at least 1, got {offset}")
+        if not order_by:
+            raise ValueError(
+                "an offset predicate needs order_by: rows apart only mean something in order"
+            )
+        super().__init__(key=tuple(partition_by) if key is None else key, name=name)
+        self.dataset = dataset
+        self.predicate = predicate
+        self.order_by = list(order_by)
+        self.partition_by = list(partition_by)
+        self.offset = offset
+
+    def frame(self) -> DataFrame:
+        window = Window.partitionBy(*self.partition_by).orderBy(*self.order_by)
+        row = F.struct(*[F.col(f"`{c}`") for c in self.dataset.columns])
+        return self.dataset.select(
+            "*",
+            row.alias("current"),
+            F.lag(row, self.offset).over(window).alias("previous"),
+        ).filter(F.col("previous").isNotNull())
+
+    def condition(self, frame: DataFrame) -> Column:
+        return as_condition(self.predicate, struct_arguments=("previous", "current"))

@@ -1,0 +1,156 @@
+"""Tolerances: which failures are acceptable. Zero failures always pass; a failure the tolerance
+accepts makes the outcome TOLERATED instead of FAILED.
+
+Counting tolerances judge the failures that no `KnownBroken` key excuses, so
+`KnownBroken(["N123"]) | LessThan(3)` reads "N123 may fail, and fewer than 3 others may too".
+No Spark here: the checkers turn `KnownBroken` into a Column."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FailureCounts:
+    """What a tolerance sees: failing elements, all elements, and failing ones not excused."""
+
+    failing: int
+    total: int
+    unexcused: int
+
+    @property
+    def share(self) -> float:
+        return self.unexcused / self.total if self.total else 0.0
+
+
+class Tolerance(ABC):
+    """Base of tolerances; combine them with `&` (all must accept) and `|` (any may accept)."""
+
+    @abstractmethod
+    def accepts(self, counts: FailureCounts) -> bool: ...
+
+    @abstractmethod
+    def describe(self) -> str: ...
+
+    def known_broken(self) -> tuple[KnownBroken, ...]:
+        """Every KnownBroken part of this tolerance (their keys are excused when counting)."""
+        return ()
+
+    def __and__(self, other: Tolerance) -> Tolerance:
+        return AllOf((self, other))
+
+    def __or__(self, other: Tolerance) -> Tolerance:
+        return AnyOf((self, other))
+
+    def __str__(self) -> str:
+        return self.describe()
+
+
+@dataclass(frozen=True)
+class NoFailures(Tolerance):
+    """The default: any failure fails."""
+
+    def accepts(self, counts: FailureCounts) -> bool:
+        return counts.unexcused == 0
+
+    def describe(self) -> str:
+        return "no failures"
+
+
+@dataclass(frozen=True)
+class LessThan(Tolerance):
+    """Fewer than `n` failing elements are acceptable (Drivy's tolerance)."""
+
+    n: int
+
+    def __post_init__(self) -> None:
+        if self.n < 0:
+            raise ValueError(f"LessThan needs n >= 0, got {self.n}")
+
+    def accepts(self, counts: FailureCounts) -> bool:
+        return counts.unexcused < self.n
+
+    def describe(self) -> str:
+        return f"fewer than {self.n} failing"
+
+
+@dataclass(frozen=True)
+class ShareAtMost(Tolerance):
+    """At most `share` (0..1) of the elements may fail."""
+
+    share: float
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.share <= 1.0:
+            raise ValueError(f"ShareAtMost needs 0 <= share <= 1, got {self.share}")
+
+    def accepts(self, counts: FailureCounts) -> bool:
+        return counts.total > 0 and counts.share <= self.share
+
+    def describe(self) -> str:
+        return f"at most {self.share:.2%} failing"
+
+
+Key = object  # one value, or a tuple of values for a key over several columns
+
+
+@dataclass(frozen=True)
+class KnownBroken(Tolerance):
+    """Elements whose key is listed may fail; any other failure is not accepted.
+
+    `columns` name the key; left out, the checker's key columns are used (`key=` of a predicate
+    checker, `on=` of a double-dataset checker).
+
+    >>> KnownBroken(["N3ABAA", "N3AEAA"], columns=("tailnum",))
+    """
+
+    keys: frozenset[Key]
+    columns: tuple[str, ...] = ()
+
+    def __init__(self, keys: Iterable[Key], columns: Iterable[str] = ()) -> None:
+        names = (columns,) if isinstance(columns, str) else tuple(columns)
+        object.__setattr__(self, "keys", frozenset(keys))
+        object.__setattr__(self, "columns", names)
+        if any(isinstance(k, tuple) and len(k) != len(names or k) for k in self.keys):
+            raise ValueError(f"KnownBroken keys must have one value per key column {names}")
+
+    def accepts(self, counts: FailureCounts) -> bool:
+        return counts.unexcused == 0
+
+    def describe(self) -> str:
+        shown = ", ".join(sorted(map(str, self.keys))[:5])
+        more = f" and {len(self.keys) - 5} more" if len(self.keys) > 5 else ""
+        return f"known broken keys {shown}{more}"
+
+    def known_broken(self) -> tuple[KnownBroken, ...]:
+        return (self,)
+
+
+@dataclass(frozen=True)
+class AllOf(Tolerance):
+    parts: tuple[Tolerance, ...]
+
+    def accepts(self, counts: FailureCounts) -> bool:
+        return all(p.accepts(counts) for p in self.parts)
+
+    def describe(self) -> str:
+        return " and ".join(f"({p.describe()})" for p in self.parts)
+
+    def known_broken(self) -> tuple[KnownBroken, ...]:
+        return tuple(k for p in self.parts for k in p.known_broken())
+
+
+@dataclass(frozen=True)
+class AnyOf(Tolerance):
+    parts: tuple[Tolerance, ...]
+
+    def accepts(self, counts: FailureCounts) -> bool:
+        return any(p.accepts(counts) for p in self.parts)
+
+    def describe(self) -> str:
+        return " or ".join(f"({p.describe()})" for p in self.parts)
+
+    def known_broken(self) -> tuple[KnownBroken, ...]:
+        return tuple(k for p in self.parts for k in p.known_broken())

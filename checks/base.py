@@ -1,0 +1,100 @@
+"""`QualityCheck`: the class a team subclasses. Class attributes say where the data comes from,
+when to run, how much to tolerate, how severe failures are and who hears about them; `checker`
+says what to check.
+
+    class FlightsHaveDestinations(QualityCheck):
+        description = "Every flight lands at a known airport, or routing reports break."
+        parser = ParquetParser("lake/flights")
+        clock = Cron("0 * * * *")
+        tolerance = LessThan(10)
+        alert_level = FailingElementsThresholds(warning=100, error=1000)
+
+        def checker(self, flights):
+            return PredicateSingleDatasetChecker(flights, "dest IS NOT NULL")
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, ClassVar
+
+from checkers.levels import AlertLevel, AlertLevelPolicy, FixedLevel
+from checkers.tolerances import NoFailures, Tolerance
+from checks import registry
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from checkers._checker import Checker
+    from checkers.parsers import Parser
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z][a-z])|(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+class QualityCheck:
+    """Base of every check. Subclasses register themselves under `name` (default: the class
+    name in snake_case) unless defined with `register=False` or marked `abstract = True`.
+
+    The `parser` is one Parser (then `checker` gets a DataFrame) or a mapping of names to
+    parsers (then `checker` gets a dict of DataFrames by the same names).
+
+    An empty dataset is an ERROR outcome ("no rows to check": usually an upstream failure)
+    unless `allow_empty = True`, which makes it PASSED."""
+
+    name: ClassVar[str]
+    description: ClassVar[str] = ""
+    parser: ClassVar[Parser | Mapping[str, Parser]]
+    clock: ClassVar[object | None] = None
+    tolerance: ClassVar[Tolerance] = NoFailures()
+    alert_level: ClassVar[AlertLevelPolicy] = FixedLevel(AlertLevel.ERROR)
+    #: Level of an ERROR outcome (the check could not be evaluated).
+    error_level: ClassVar[AlertLevel] = AlertLevel.ERROR
+    escalation: ClassVar[object | None] = None
+    owner: ClassVar[str] = ""
+    tags: ClassVar[tuple[str, ...]] = ()
+    allow_empty: ClassVar[bool] = False
+    sample_size: ClassVar[int] = 20
+    abstract: ClassVar[bool] = False
+
+    def __init_subclass__(cls, *, register: bool = True, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)  # type: ignore[arg-type]
+        if "abstract" not in cls.__dict__:
+            cls.abstract = False
+        if "name" not in cls.__dict__:
+            cls.name = _snake(cls.__name__)
+        if cls.abstract:
+            return
+        cls._validate()
+        if register:
+            registry.register(cls)
+
+    @classmethod
+    def _validate(cls) -> None:
+        where = f"{cls.__module__}.{cls.__qualname__}"
+        if not hasattr(cls, "parser"):
+            raise TypeError(f"{where} needs a `parser` (where its data comes from)")
+        if cls.checker is QualityCheck.checker:
+            raise TypeError(f"{where} needs a `checker(self, data)` method (what to check)")
+        if not isinstance(cls.tolerance, Tolerance):
+            raise TypeError(f"{where}.tolerance must be a Tolerance, got {cls.tolerance!r}")
+        if not callable(getattr(cls.alert_level, "level", None)):
+            raise TypeError(f"{where}.alert_level must have a level(failing, total) method")
+        if not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", cls.name):
+            raise ValueError(f"{where}.name {cls.name!r}: use lowercase letters, digits, _ . -")
+
+    def checker(self, data: DataFrame | dict[str, DataFrame]) -> Checker:
+        """The checker over the parsed data."""
+        raise NotImplementedError
+
+    @classmethod
+    def parsers(cls) -> dict[str, Parser]:
+        """The check's parsers by name (a single parser is named "data")."""
+        parser = cls.parser
+        return dict(parser) if isinstance(parser, Mapping) else {"data": parser}
+
+    @classmethod
+    def takes_mapping(cls) -> bool:
+        return isinstance(cls.parser, Mapping)

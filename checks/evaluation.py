@@ -1,0 +1,165 @@
+"""Running checks: load each distinct source once, run all checkers (those over the same
+DataFrame share one engine pass), and turn each result into a `CheckOutcome` through the check's
+tolerance and alert levels. A broken check becomes an ERROR outcome; the others still run."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pyspark.sql import DataFrame, SparkSession
+
+from checkers._checker import Checker, CheckerResult, run_checkers
+from checkers.levels import AlertLevel
+from checkers.outcome import CheckOutcome, Status
+from checkers.parsers import Parser, SourceError
+from checkers.spark import spark_session
+from checkers.tolerances import FailureCounts
+from checks.base import QualityCheck
+
+EMPTY_DATASET = "empty dataset: no rows to check (set allow_empty = True if that is fine)"
+
+Data = DataFrame | Mapping[str, DataFrame]
+
+
+def decide(
+    check: type[QualityCheck], result: CheckerResult
+) -> tuple[Status, AlertLevel, str | None]:
+    """Status, level and error of a checker result under the check's tolerance and levels."""
+    if result.error is not None:
+        return Status.ERROR, check.error_level, result.error
+    if result.rows == 0:
+        if check.allow_empty:
+            return Status.PASSED, AlertLevel.OK, None
+        return Status.ERROR, check.error_level, EMPTY_DATASET
+    if result.failing == 0:
+        return Status.PASSED, AlertLevel.OK, None
+    counts = FailureCounts(result.failing, result.total, result.unexcused)
+    if check.tolerance.accepts(counts):
+        return Status.TOLERATED, AlertLevel.OK, None
+    level = check.alert_level.level(result.unexcused, result.total)
+    return Status.FAILED, max(level, AlertLevel.WARNING), None
+
+
+@dataclass
+class _Pending:
+    check: type[QualityCheck]
+    timings: dict[str, float] = field(default_factory=dict)
+    checker: Checker | None = None
+    error: str | None = None
+
+
+def _describe(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def _load_sources(
+    pending: list[_Pending], spark: SparkSession
+) -> dict[Parser, tuple[DataFrame | None, str | None, float]]:
+    """Each distinct parser loaded once: (DataFrame or None, error, seconds)."""
+    loaded: dict[Parser, tuple[DataFrame | None, str | None, float]] = {}
+    for item in pending:
+        for parser in item.check.parsers().values():
+            if parser in loaded:
+                continue
+            started = time.perf_counter()
+            try:
+                loaded[parser] = (parser.load(spark), None, time.perf_counter() - started)
+            except SourceError as exc:
+                loaded[parser] = (None, str(exc), time.perf_counter() - started)
+            except Exception as exc:
+                loaded[parser] = (None, _describe(exc), time.perf_counter() - started)
+    return loaded
+
+
+def _build_checker(item: _Pending, data: Data) -> None:
+    try:
+        item.checker = item.check().checker(data)  # type: ignore[arg-type]
+    except Exception as exc:  # a bug in the check's own code: report it, keep the others going
+        item.error = f"building the checker failed: {_describe(exc)}"
+
+
+def evaluate_checks(
+    checks: Sequence[type[QualityCheck]],
+    *,
+    spark: SparkSession | None = None,
+    now: dt.datetime | None = None,
+    data: Mapping[str, Data] | None = None,
+) -> list[CheckOutcome]:
+    """Outcomes of `checks`, in order. `data` maps check names to ready data (tests), bypassing
+    their parsers."""
+    started_at = now or dt.datetime.now(dt.UTC)
+    session = spark or SparkSession.getActiveSession() or spark_session()
+    pending = [_Pending(check) for check in checks]
+    given = dict(data or {})
+    loaded = _load_sources([p for p in pending if p.check.name not in given], session)
+    for item in pending:
+        if item.check.name in given:
+            _build_checker(item, given[item.check.name])
+            continue
+        frames: dict[str, DataFrame] = {}
+        for name, parser in item.check.parsers().items():
+            frame, error, seconds = loaded[parser]
+            item.timings["load_s"] = item.timings.get("load_s", 0.0) + seconds
+            if frame is None:
+                item.error = error
+                break
+            frames[name] = frame
+        if item.error is None:
+            _build_checker(item, frames if item.check.takes_mapping() else frames["data"])
+
+    runnable = [p for p in pending if p.checker is not None]
+    started = time.perf_counter()
+    results = run_checkers([(p.checker, p.check.tolerance) for p in runnable])  # type: ignore[arg-type]
+    elapsed = time.perf_counter() - started
+    by_check = {id(p): r for p, r in zip(runnable, results, strict=True)}
+    outcomes = []
+    for item in pending:
+        item.timings["evaluate_s"] = elapsed if id(item) in by_check else 0.0
+        result = by_check.get(id(item)) or CheckerResult.failed_to_run(item.error or "not run")
+        outcomes.append(_outcome(item, result, started_at))
+    return outcomes
+
+
+def _outcome(item: _Pending, result: CheckerResult, started_at: dt.datetime) -> CheckOutcome:
+    check = item.check
+    status, level, error = decide(check, result)
+    sample: list[dict[str, object]] = []
+    if status is Status.FAILED:
+        began = time.perf_counter()
+        sample = result.sample(check.sample_size)
+        item.timings["sample_s"] = time.perf_counter() - began
+    finished_at = started_at + dt.timedelta(seconds=sum(item.timings.values()))
+    return CheckOutcome(
+        check=check.name,
+        status=status,
+        level=level,
+        failing=result.failing,
+        total=result.total,
+        unexcused=result.unexcused,
+        error=error,
+        description=check.description,
+        tolerance=check.tolerance.describe(),
+        sample=tuple(sample),
+        metrics=dict(result.metrics),
+        started_at=started_at,
+        finished_at=finished_at,
+        timings=dict(item.timings),
+        owner=check.owner,
+        tags=tuple(check.tags),
+    )
+
+
+def evaluate_check(
+    check: type[QualityCheck],
+    *,
+    spark: SparkSession | None = None,
+    now: dt.datetime | None = None,
+    data: Data | None = None,
+) -> CheckOutcome:
+    """The outcome of one check (with `data`, its parser is bypassed)."""
+    given = None if data is None else {check.name: data}
+    return evaluate_checks([check], spark=spark, now=now, data=given)[0]

@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import pytest
+
+from checkers import KnownBroken, MetricChecker, MetricConstraint
+from checkers.metrics import Completeness, Maximum, Size, Uniqueness
+
+SCHEMA = "id int, name string"
+
+
+@pytest.fixture
+def people(make_df):
+    return make_df([(1, "a"), (2, None), (2, "c"), (4, "d")], SCHEMA)
+
+
+def test_failing_elements_are_failed_constraints_with_reasons(people):
+    checker = MetricChecker(
+        people,
+        [
+            MetricConstraint(Size(), lambda v: v == 4, "four rows"),
+            MetricConstraint(Completeness("name"), lambda v: v >= 0.9, "names present"),
+            MetricConstraint(Uniqueness(["id"]), lambda v: v == 1.0, "ids unique"),
+            MetricConstraint(Maximum("id"), lambda v: v <= 4),
+        ],
+    )
+    result = checker.run()
+    assert (result.failing, result.total, result.rows) == (2, 4, 4)
+    assert result.metrics["names present"] == 0.75
+    failed = {row["constraint"]: row for row in result.sample()}
+    assert set(failed) == {"names present", "ids unique"}
+    assert (
+        failed["ids unique"]["value"] == 0.5 and "does not meet" in failed["ids unique"]["reason"]
+    )
+
+
+def test_undefined_metric_and_raising_assertion_fail_their_constraint(make_df):
+    nulls = make_df([(None, "a")], SCHEMA)
+    result = MetricChecker(
+        nulls,
+        [
+            MetricConstraint(Maximum("id"), lambda v: v < 10, "max id"),
+            MetricConstraint(Size(), lambda v: v.nope, "broken assertion"),
+        ],
+    ).run()
+    reasons = {row["constraint"]: row["reason"] for row in result.sample()}
+    assert reasons["max id"].startswith("metric could not be computed")
+    assert reasons["broken assertion"].startswith("assertion raised AttributeError")
+
+
+def test_missing_column_makes_the_checker_an_error(people):
+    result = MetricChecker(people, [MetricConstraint(Completeness("email"), lambda v: v > 0)]).run()
+    assert result.error is not None and "'email' does not exist" in result.error
+
+
+def test_configuration_errors(people):
+    with pytest.raises(ValueError, match="at least one"):
+        MetricChecker(people, [])
+    checker = MetricChecker(people, [MetricConstraint(Size(), lambda v: v > 0)])
+    with pytest.raises(ValueError, match="KnownBroken"):
+        checker.run(KnownBroken([1], columns="id"))

@@ -1,0 +1,214 @@
+"""Parsers against real sources: files on disk, the Spark catalog, SQLite and PostgreSQL, and an
+HTTP server on loopback."""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+import sqlalchemy as sa
+
+from checkers import PredicateSingleDatasetChecker
+from checkers.parsers import (
+    CallableParser,
+    CsvParser,
+    HttpJsonParser,
+    JsonParser,
+    ParquetParser,
+    SourceError,
+    SqlQueryParser,
+    TableParser,
+)
+from tests.conftest import POSTGRES_URL
+
+
+def rows_of(df) -> list[tuple]:
+    return sorted(tuple(r) for r in df.collect())
+
+
+def test_csv_with_promised_schema(spark, tmp_path):
+    path = tmp_path / "bookings.csv"
+    path.write_text("id,amount\n1,2.5\n2,\n")
+    df = CsvParser(str(path), schema="id int, amount double").load(spark)
+    assert df.schema.simpleString() == "struct<id:int,amount:double>"
+    assert rows_of(df) == [(1, 2.5), (2, None)]
+
+
+def test_csv_malformed_rows_fail_the_check_with_the_cause(spark, tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("id,amount\n1,2.5\n2,not-a-number\n")
+    df = CsvParser(str(path), schema="id int, amount double").load(spark)
+    result = PredicateSingleDatasetChecker(df, "amount > 0").run()
+    assert result.error is not None and "Malformed" in result.error
+
+
+def test_csv_header_that_breaks_the_promise_is_an_error(spark, tmp_path):
+    path = tmp_path / "renamed.csv"
+    path.write_text("id,total\n1,2.5\n")
+    df = CsvParser(str(path), schema="id int, amount double").load(spark)
+    result = PredicateSingleDatasetChecker(df, "amount > 0").run()
+    assert result.error is not None and "amount" in result.error
+
+
+def test_missing_file_is_a_source_error(spark, tmp_path):
+    with pytest.raises(SourceError, match=r"cannot read CSV .*nowhere\.csv"):
+        CsvParser(str(tmp_path / "nowhere.csv")).load(spark)
+
+
+def test_json_lines_with_lazy_path(spark, tmp_path):
+    path = tmp_path / "events.json"
+    path.write_text('{"id": 1, "kind": "a"}\n{"id": 2, "kind": null}\n')
+    df = JsonParser(lambda: str(path), schema="id long, kind string").load(spark)
+    assert rows_of(df) == [(1, "a"), (2, None)]
+
+
+def test_parquet_schema_promise_is_checked_without_reading_data(spark, tmp_path):
+    path = str(tmp_path / "lake")
+    spark.createDataFrame([(1, "x")], "id int, name string").write.parquet(path)
+    assert ParquetParser(path, schema="id int").load(spark).count() == 1
+    with pytest.raises(SourceError) as raised:
+        ParquetParser(path, schema="id bigint, email string").load(spark)
+    assert "column 'id' is int, promised bigint" in str(raised.value)
+    assert "column 'email' is missing" in str(raised.value)
+
+
+def test_table_parser(spark):
+    spark.createDataFrame([(1,)], "id int").createOrReplaceTempView("parser_test_table")
+    assert rows_of(TableParser("parser_test_table").load(spark)) == [(1,)]
+    with pytest.raises(SourceError, match="no_such_table"):
+        TableParser("no_such_table").load(spark)
+
+
+def test_callable_parser(spark):
+    parser = CallableParser(lambda s: s.range(3), name="three numbers")
+    assert parser.load(spark).count() == 3 and parser.describe() == "three numbers"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database(request, tmp_path) -> Iterator[tuple[str, str]]:
+    url = f"sqlite:///{tmp_path / 'ops.db'}" if request.param == "sqlite" else POSTGRES_URL
+    table = f"flights_{uuid.uuid4().hex[:8]}"
+    engine = sa.create_engine(url)
+    with engine.begin() as connection:
+        connection.execute(
+            sa.text(f"CREATE TABLE {table} (id INTEGER, origin VARCHAR(3), ingested_at TIMESTAMP)")
+        )
+        connection.execute(
+            sa.text(f"INSERT INTO {table} VALUES (:id, :origin, :at)"),
+            [
+                {"id": 1, "origin": "JFK", "at": "2013-01-01 05:00:00"},
+                {"id": 2, "origin": "EWR", "at": "2013-01-01 06:00:00"},
+                {"id": 3, "origin": "JFK", "at": None},
+            ],
+        )
+    yield url, table
+    with engine.begin() as connection:
+        connection.execute(sa.text(f"DROP TABLE {table}"))
+    engine.dispose()
+
+
+def test_sql_query_binds_parameters_and_casts_to_the_promise(spark, database):
+    url, table = database
+    parser = SqlQueryParser(
+        url,
+        f"SELECT id, ingested_at FROM {table} WHERE origin = :origin ORDER BY id",
+        params={"origin": "JFK"},
+        schema="id long, ingested_at timestamp",
+    )
+    df = parser.load(spark)
+    assert df.schema.simpleString() == "struct<id:bigint,ingested_at:timestamp>"
+    assert [r.id for r in df.collect()] == [1, 3]
+    assert str(df.collect()[0].ingested_at) == "2013-01-01 05:00:00"
+    injected = SqlQueryParser(
+        url, f"SELECT id FROM {table} WHERE origin = :origin", params={"origin": "JFK' OR '1'='1"}
+    )
+    assert injected.load(spark).count() == 0  # a bound value, never SQL
+
+
+def test_sql_empty_result_keeps_columns(spark, database):
+    url, table = database
+    df = SqlQueryParser(url, f"SELECT id, origin FROM {table} WHERE id < 0").load(spark)
+    assert df.columns == ["id", "origin"] and df.count() == 0
+
+
+def test_unreachable_database_is_a_source_error_without_the_password(spark):
+    parser = SqlQueryParser("postgresql+psycopg://dq:s3cret@127.0.0.1:1/ops", "SELECT 1")
+    with pytest.raises(SourceError) as raised:
+        parser.load(spark)
+    assert "127.0.0.1" in str(raised.value) and "s3cret" not in str(raised.value)
+
+
+class _Api(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        if self.path.startswith("/payouts"):
+            body = {
+                "data": {"items": [{"id": "p1", "amount": 10}, {"id": "p2", "amount": None}]},
+                "auth": self.headers.get("Authorization"),
+                "path": self.path,
+            }
+            self._send(200, json.dumps(body).encode())
+        elif self.path == "/broken":
+            self._send(500, b"oops")
+        else:
+            self._send(200, b"<html>not json</html>")
+
+    def _send(self, code: int, body: bytes) -> None:
+        self.send_response(code)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def api() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Api)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_http_json_records(spark, api, monkeypatch):
+    monkeypatch.setenv("PAYOUTS_TOKEN", "Bearer t0ken")
+    parser = HttpJsonParser(
+        f"{api}/payouts",
+        records_path=("data", "items"),
+        query=(("since", "2026-01-01"),),
+        headers_from_env=(("Authorization", "PAYOUTS_TOKEN"),),
+        schema="id string, amount double",
+    )
+    df = parser.load(spark)
+    assert df.schema.simpleString() == "struct<id:string,amount:double>"
+    assert rows_of(df) == [("p1", 10.0), ("p2", None)]
+
+
+@pytest.mark.parametrize(
+    ("path", "records_path", "message"),
+    [
+        ("/broken", (), "HTTP 500"),
+        ("/html", (), "did not return JSON"),
+        ("/payouts", ("rows",), "no 'rows'"),
+        ("/payouts", ("data",), "list of JSON objects"),
+    ],
+)
+def test_http_failures_are_source_errors(spark, api, path, records_path, message):
+    with pytest.raises(SourceError, match=message):
+        HttpJsonParser(f"{api}{path}", records_path=records_path).load(spark)
+
+
+def test_http_unreachable_and_missing_secret(spark, monkeypatch):
+    with pytest.raises(SourceError, match="unreachable"):
+        HttpJsonParser("http://127.0.0.1:1/x").load(spark)
+    monkeypatch.delenv("NO_SUCH_TOKEN", raising=False)
+    with pytest.raises(SourceError, match="NO_SUCH_TOKEN is not set"):
+        HttpJsonParser("http://127.0.0.1:1/x", headers_from_env=(("A", "NO_SUCH_TOKEN"),)).load(
+            spark
+        )

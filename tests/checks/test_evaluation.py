@@ -1,0 +1,165 @@
+"""Running checks into outcomes: statuses, levels, errors isolated per check, empty datasets,
+shared sources and samples only for failed checks."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from checkers import (
+    AlertLevel,
+    FailingElementsThresholds,
+    KnownBroken,
+    LessThan,
+    PredicateSingleDatasetChecker,
+    Status,
+)
+from checkers.parsers import CallableParser, CsvParser
+from checks import QualityCheck
+from checks.evaluation import EMPTY_DATASET, evaluate_check, evaluate_checks
+from tests.metrics.jobs import count_jobs
+
+NOW = dt.datetime(2026, 11, 22, 12, 0, tzinfo=dt.UTC)
+loads: list[int] = []
+
+
+def _numbers(spark):
+    loads.append(1)
+    return spark.createDataFrame([(i, i % 7) for i in range(1, 101)], "n int, mod int")
+
+
+NUMBERS = CallableParser(_numbers, name="numbers")
+
+
+def numbers_check(predicate: str, **attributes) -> type[QualityCheck]:
+    def checker(self, data):
+        return PredicateSingleDatasetChecker(data, predicate, key=attributes.pop("key", ()))
+
+    body = {"parser": NUMBERS, "checker": checker, "description": predicate, **attributes}
+    return type(f"Numbers_{abs(hash(predicate))}", (QualityCheck,), body, register=False)
+
+
+@pytest.mark.parametrize(
+    ("predicate", "attributes", "status", "level"),
+    [
+        ("n > 0", {}, Status.PASSED, AlertLevel.OK),
+        ("n > 3", {"tolerance": LessThan(4)}, Status.TOLERATED, AlertLevel.OK),
+        (
+            "n > 3",
+            {"alert_level": FailingElementsThresholds(2, 5)},
+            Status.FAILED,
+            AlertLevel.ERROR,
+        ),
+        (
+            "n > 1",
+            {"alert_level": FailingElementsThresholds(2, 5)},
+            Status.FAILED,
+            AlertLevel.WARNING,
+        ),
+        (
+            "n > 50",
+            {"alert_level": FailingElementsThresholds(2, 5)},
+            Status.FAILED,
+            AlertLevel.CRITICAL,
+        ),
+        (
+            "n > 3",
+            {"tolerance": KnownBroken([1, 2, 3]), "key": "n"},
+            Status.TOLERATED,
+            AlertLevel.OK,
+        ),
+    ],
+)
+def test_status_and_level(spark, predicate, attributes, status, level):
+    outcome = evaluate_check(numbers_check(predicate, **attributes), spark=spark, now=NOW)
+    assert (outcome.status, outcome.level) == (status, level)
+    assert outcome.total == 100 and outcome.started_at == NOW
+    assert bool(outcome.sample) == (status is Status.FAILED)
+
+
+def test_known_broken_levels_count_only_new_failures(spark):
+    check = numbers_check(
+        "n > 10",
+        tolerance=KnownBroken(range(1, 9)),
+        key="n",
+        alert_level=FailingElementsThresholds(1, 5),
+    )
+    outcome = evaluate_check(check, spark=spark, now=NOW)
+    assert (outcome.status, outcome.level, outcome.failing, outcome.unexcused) == (
+        Status.FAILED,
+        AlertLevel.ERROR,
+        10,
+        2,
+    )
+    assert sorted(row["n"] for row in outcome.sample) == [9, 10]
+
+
+def test_broken_checks_are_errors_and_the_others_still_run(spark, tmp_path):
+    class MissingColumn(QualityCheck, register=False):
+        parser = NUMBERS
+        error_level = AlertLevel.CRITICAL
+
+        def checker(self, data):
+            return PredicateSingleDatasetChecker(data, "amount > 0")
+
+    class Unreadable(QualityCheck, register=False):
+        parser = CsvParser(str(tmp_path / "missing.csv"))
+
+        def checker(self, data):
+            return PredicateSingleDatasetChecker(data, "true")
+
+    class BuggyChecker(QualityCheck, register=False):
+        parser = NUMBERS
+
+        def checker(self, data):
+            raise RuntimeError("typo in the check")
+
+    good = numbers_check("n > 0")
+    missing, unreadable, buggy, fine = evaluate_checks(
+        [MissingColumn, Unreadable, BuggyChecker, good], spark=spark, now=NOW
+    )
+    assert (missing.status, missing.level) == (Status.ERROR, AlertLevel.CRITICAL)
+    assert "amount" in missing.error
+    assert unreadable.status is Status.ERROR and "missing.csv" in unreadable.error
+    assert buggy.status is Status.ERROR and "RuntimeError: typo in the check" in buggy.error
+    assert fine.status is Status.PASSED
+
+
+def test_empty_dataset_is_an_error_unless_allowed(spark):
+    empty = CallableParser(lambda s: s.createDataFrame([], "n int"), name="empty")
+
+    class Strict(QualityCheck, register=False):
+        parser = empty
+
+        def checker(self, data):
+            return PredicateSingleDatasetChecker(data, "n > 0")
+
+    class Lenient(Strict, register=False):
+        allow_empty = True
+
+    strict, lenient = evaluate_checks([Strict, Lenient], spark=spark, now=NOW)
+    assert (strict.status, strict.error) == (Status.ERROR, EMPTY_DATASET)
+    assert lenient.status is Status.PASSED
+
+
+def test_checks_on_one_source_share_the_read_and_one_job(spark):
+    checks = [numbers_check(p) for p in ["n > 0", "mod >= 0", "n < 1000", "mod < 7", "n != 0"]]
+    loads.clear()
+    outcomes, jobs = count_jobs(spark, lambda: evaluate_checks(checks, spark=spark, now=NOW))
+    assert len(loads) == 1 and jobs == 1
+    assert all(o.status is Status.PASSED for o in outcomes)
+    failing = [numbers_check("n > 5"), numbers_check("n > 0")]
+    outcomes, jobs = count_jobs(spark, lambda: evaluate_checks(failing, spark=spark, now=NOW))
+    assert [o.status for o in outcomes] == [Status.FAILED, Status.PASSED]
+    # the shared counts, then the failed check's sample (a limit scans one partition, then more)
+    assert jobs in (2, 3)
+
+
+def test_outcome_carries_what_alerts_need(spark):
+    check = numbers_check("n > 2", owner="growth", tags=("numbers",))
+    outcome = evaluate_check(check, spark=spark, now=NOW)
+    assert outcome.description == "n > 2" and outcome.owner == "growth"
+    assert outcome.tags == ("numbers",) and outcome.tolerance == "no failures"
+    assert outcome.metrics["failing"] == 2 and set(outcome.timings) >= {"load_s", "evaluate_s"}
+    assert outcome.finished_at >= outcome.started_at
