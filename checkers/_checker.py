@@ -17,6 +17,7 @@ from checkers.outcome import SampleRow, json_safe
 from checkers.tolerances import KnownBroken, Tolerance
 
 DEFAULT_SAMPLE_SIZE = 20
+DEFAULT_KEY_LIMIT = 100
 
 
 @dataclass
@@ -34,7 +35,9 @@ class CheckerResult:
     error: str | None = None
     spark_actions: int = 0
     fetch_sample: Callable[[int], list[SampleRow]] | None = field(default=None, repr=False)
+    fetch_keys: Callable[[int], list[object]] | None = field(default=None, repr=False)
     _sample: list[SampleRow] | None = field(default=None, repr=False)
+    _keys: list[object] | None = field(default=None, repr=False)
 
     @classmethod
     def failed_to_run(cls, error: str) -> CheckerResult:
@@ -51,6 +54,19 @@ class CheckerResult:
                 except Exception as exc:  # the counts stand; say why the sample is missing
                     self._sample = [{"sample_error": describe_failure(exc)}]
         return self._sample[:limit]
+
+    def failing_keys(self, limit: int = DEFAULT_KEY_LIMIT) -> list[object]:
+        """Up to `limit` distinct keys of unexcused failing elements (of all failing ones when
+        every failure is excused), sorted; empty when the checker has no key."""
+        if self._keys is None:
+            if self.failing == 0 or self.fetch_keys is None:
+                self._keys = []
+            else:
+                try:
+                    self._keys = self.fetch_keys(limit)
+                except Exception:  # keys are a convenience; the counts and sample stand
+                    self._keys = []
+        return self._keys[:limit]
 
 
 @dataclass

@@ -92,6 +92,8 @@ class AggregateComparisonChecker(PredicateDoubleDatasetsChecker):
     columns, the same `aggregates` are computed on both, and each group is an element that fails
     when a value differs by more than `max(absolute, relative * max(|left|, |right|))` or when the
     group exists on one side only. Cheap for very large tables: only the groups are joined.
+    `right_aggregates` computes the same names differently on the right (for a side that arrives
+    pre-aggregated, such as a GROUP BY pushed down to an operational database).
 
     >>> AggregateComparisonChecker(ops, lake, by=["day"],
     ...     aggregates={"flights": "count(*)", "delay": "sum(dep_delay)"}, relative=0.001)
@@ -104,6 +106,7 @@ class AggregateComparisonChecker(PredicateDoubleDatasetsChecker):
         *,
         by: Sequence[str] | str,
         aggregates: Mapping[str, str | Column],
+        right_aggregates: Mapping[str, str | Column] | None = None,
         absolute: float = 0.0,
         relative: float = 0.0,
         fail_missing_in_left: bool = True,
@@ -115,12 +118,14 @@ class AggregateComparisonChecker(PredicateDoubleDatasetsChecker):
         if absolute < 0 or relative < 0:
             raise ValueError("tolerances absolute= and relative= cannot be negative")
         keys = (by,) if isinstance(by, str) else tuple(by)
+        if right_aggregates is not None and set(right_aggregates) != set(aggregates):
+            raise ValueError("right_aggregates must name the same values as aggregates")
         self.aggregates = dict(aggregates)
         self.absolute = absolute
         self.relative = relative
         super().__init__(
-            self._grouped(left, keys),
-            self._grouped(right, keys),
+            self._grouped(left, keys, self.aggregates),
+            self._grouped(right, keys, dict(right_aggregates or aggregates)),
             self._within_tolerance(),
             on=keys,
             fail_missing_in_left=fail_missing_in_left,
@@ -129,10 +134,13 @@ class AggregateComparisonChecker(PredicateDoubleDatasetsChecker):
             name=name,
         )
 
-    def _grouped(self, df: DataFrame, keys: tuple[str, ...]) -> DataFrame:
+    @staticmethod
+    def _grouped(
+        df: DataFrame, keys: tuple[str, ...], aggregates: Mapping[str, str | Column]
+    ) -> DataFrame:
         columns = [
             (F.expr(agg) if isinstance(agg, str) else agg).cast("double").alias(name)
-            for name, agg in self.aggregates.items()
+            for name, agg in aggregates.items()
         ]
         return df.groupBy(*keys).agg(*columns)
 

@@ -60,6 +60,7 @@ class CheckOutcome:
     description: str = ""
     tolerance: str = ""
     sample: tuple[SampleRow, ...] = ()
+    failing_keys: tuple[object, ...] = ()
     metrics: Mapping[str, object] = field(default_factory=dict)
     started_at: dt.datetime | None = None
     finished_at: dt.datetime | None = None
@@ -114,6 +115,10 @@ class CheckOutcome:
                 values[name] = dt.datetime.fromisoformat(str(values[name]))
         values["sample"] = tuple(values.get("sample") or ())  # type: ignore[arg-type]
         values["tags"] = tuple(values.get("tags") or ())  # type: ignore[arg-type]
+        values["failing_keys"] = tuple(
+            tuple(k) if isinstance(k, list) else k
+            for k in values.get("failing_keys") or ()  # type: ignore[attr-defined]
+        )
         return cls(**values)  # type: ignore[arg-type]
 
     @classmethod

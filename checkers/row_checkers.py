@@ -19,6 +19,7 @@ from checkers._checker import (
     rows_to_dicts,
 )
 from checkers.metrics import Analyzer, CountWhere, Metric, Size
+from checkers.outcome import json_safe
 from checkers.predicates import Predicate, as_condition, failing
 from checkers.tolerances import KnownBroken
 
@@ -64,9 +65,16 @@ class RowPredicateChecker(Checker):
             values = {name: int(metrics[a].value) for name, a in analyzers.items()}  # type: ignore[arg-type]
             values.setdefault("unexcused", values["failing"])
 
+            wanted = unexcused if values["unexcused"] else fails
+
             def fetch(limit: int) -> list[dict[str, object]]:
-                wanted = unexcused if values["unexcused"] else fails
                 return rows_to_dicts(frame.filter(wanted).limit(limit).collect())
+
+            def fetch_keys(limit: int) -> list[object]:
+                keys = frame.filter(wanted).select(*[F.col(k) for k in self.key]).distinct()
+                rows = [tuple(json_safe(v) for v in r) for r in keys.limit(limit).collect()]
+                ordered = sorted(rows, key=lambda r: tuple(map(_sort_key, r)))
+                return [r[0] if len(r) == 1 else list(r) for r in ordered]
 
             return CheckerResult(
                 failing=values["failing"],
@@ -75,9 +83,16 @@ class RowPredicateChecker(Checker):
                 rows=values["rows"],
                 metrics=dict(values),
                 fetch_sample=fetch,
+                fetch_keys=fetch_keys if self.key else None,
             )
 
         return CheckerPlan(frame, list(analyzers.values()), finish)
+
+
+def _sort_key(value: object) -> tuple[bool, bool, float, str]:
+    """Orders key values: numbers numerically, then text, NULL last."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    return (value is None, not number, float(value) if number else 0.0, str(value))  # type: ignore[arg-type]
 
 
 def _without_analyzer_name(error: str) -> str:

@@ -15,6 +15,7 @@ says what to check.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
@@ -84,6 +85,11 @@ class QualityCheck:
             raise TypeError(f"{where}.alert_level must have a level(failing, total) method")
         if not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", cls.name):
             raise ValueError(f"{where}.name {cls.name!r}: use lowercase letters, digits, _ . -")
+
+    def __init__(self, *, now: dt.datetime | None = None) -> None:
+        #: When this run happens (the end of its scheduling window); checks of freshness or of
+        #: "yesterday" compute from it instead of asking the system clock.
+        self.now = now or dt.datetime.now(dt.UTC)
 
     def checker(self, data: DataFrame | dict[str, DataFrame]) -> Checker:
         """The checker over the parsed data."""

@@ -75,9 +75,9 @@ def _load_sources(
     return loaded
 
 
-def _build_checker(item: _Pending, data: Data) -> None:
+def _build_checker(item: _Pending, data: Data, now: dt.datetime) -> None:
     try:
-        item.checker = item.check().checker(data)  # type: ignore[arg-type]
+        item.checker = item.check(now=now).checker(data)  # type: ignore[arg-type]
     except Exception as exc:  # a bug in the check's own code: report it, keep the others going
         item.error = f"building the checker failed: {_describe(exc)}"
 
@@ -98,7 +98,7 @@ def evaluate_checks(
     loaded = _load_sources([p for p in pending if p.check.name not in given], session)
     for item in pending:
         if item.check.name in given:
-            _build_checker(item, given[item.check.name])
+            _build_checker(item, given[item.check.name], started_at)
             continue
         frames: dict[str, DataFrame] = {}
         for name, parser in item.check.parsers().items():
@@ -109,7 +109,8 @@ def evaluate_checks(
                 break
             frames[name] = frame
         if item.error is None:
-            _build_checker(item, frames if item.check.takes_mapping() else frames["data"])
+            data_in = frames if item.check.takes_mapping() else frames["data"]
+            _build_checker(item, data_in, started_at)
 
     runnable = [p for p in pending if p.checker is not None]
     started = time.perf_counter()
@@ -128,9 +129,11 @@ def _outcome(item: _Pending, result: CheckerResult, started_at: dt.datetime) -> 
     check = item.check
     status, level, error = decide(check, result)
     sample: list[dict[str, object]] = []
+    keys: list[object] = []
     if status is Status.FAILED:
         began = time.perf_counter()
         sample = result.sample(check.sample_size)
+        keys = result.failing_keys()
         item.timings["sample_s"] = time.perf_counter() - began
     finished_at = started_at + dt.timedelta(seconds=sum(item.timings.values()))
     return CheckOutcome(
@@ -144,6 +147,7 @@ def _outcome(item: _Pending, result: CheckerResult, started_at: dt.datetime) -> 
         description=check.description,
         tolerance=check.tolerance.describe(),
         sample=tuple(sample),
+        failing_keys=tuple(tuple(k) if isinstance(k, list) else k for k in keys),
         metrics=dict(result.metrics),
         started_at=started_at,
         finished_at=finished_at,

@@ -78,6 +78,18 @@ def test_aggregate_comparison_matches_null_groups_and_reports_one_sided_groups(m
     assert (result.metrics["missing_in_left"], result.metrics["missing_in_right"]) == (1, 1)
 
 
+def test_aggregate_comparison_against_a_pre_aggregated_side(make_df, sides):
+    left, _ = sides
+    totals = make_df([("d1", 2, 30.0), ("d2", 2, 99.0)], "day string, n long, total double")
+    result = AggregateComparisonChecker(
+        left, totals, by="day",
+        aggregates={"rows": "count(*)", "total": "sum(amount)"},
+        right_aggregates={"rows": "sum(n)", "total": "sum(total)"},
+    ).run()
+    assert (result.failing, result.total) == (1, 2)
+    assert result.sample()[0]["day"] == "d2"
+
+
 def test_configuration_errors(sides):
     left, right = sides
     with pytest.raises(ValueError, match="join keys"):

@@ -43,6 +43,15 @@ def test_known_broken_keys_are_excused_and_left_out_of_the_sample(flights):
     result = checker.run(KnownBroken([2, 3]))
     assert (result.failing, result.unexcused) == (3, 1)
     assert [r["id"] for r in result.sample()] == [5]
+    assert result.failing_keys() == [5]
+
+
+def test_failing_keys_are_distinct_sorted_and_bounded(make_df):
+    df = make_df([(c, i) for i, c in enumerate("ccbbaad")], "code string, i int")
+    checker = PredicateSingleDatasetChecker(df, "code = 'd'", key="code")
+    result = checker.run()
+    assert result.failing_keys() == ["a", "b", "c"] and len(result.failing_keys(2)) == 2
+    assert PredicateSingleDatasetChecker(df, "i < 0").run().failing_keys() == []  # no key
 
 
 def test_known_broken_on_several_columns(flights):

@@ -93,6 +93,7 @@ def test_known_broken_levels_count_only_new_failures(spark):
         2,
     )
     assert sorted(row["n"] for row in outcome.sample) == [9, 10]
+    assert outcome.failing_keys == (9, 10)
 
 
 def test_broken_checks_are_errors_and_the_others_still_run(spark, tmp_path):
