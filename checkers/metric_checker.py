@@ -15,6 +15,10 @@ from checkers.outcome import json_safe
 from checkers.tolerances import KnownBroken
 
 
+#: A Python callable on the metric's value: a number, or a mapping for distributions.
+MetricAssertion = Callable[[float], object] | Callable[[Mapping[str, object]], object]
+
+
 @dataclass(frozen=True)
 class MetricConstraint:
     """`assertion(metric value)` must hold; the assertion runs in Python on the computed value.
@@ -23,7 +27,7 @@ class MetricConstraint:
     """
 
     analyzer: Analyzer
-    assertion: Callable[[MetricValue], bool]
+    assertion: MetricAssertion
     description: str = ""
 
     def evaluate(self, metric: Metric) -> str | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, ClassVar
 
 from checkers.levels import AlertLevel, AlertLevelPolicy, FixedLevel
@@ -40,7 +40,8 @@ class QualityCheck:
     name in snake_case) unless defined with `register=False` or marked `abstract = True`.
 
     The `parser` is one Parser (then `checker` gets a DataFrame) or a mapping of names to
-    parsers (then `checker` gets a dict of DataFrames by the same names).
+    parsers (then `checker` gets a dict of DataFrames by the same names); it may be a method
+    returning either, when the sources depend on the run time `self.now`.
 
     An empty dataset is an ERROR outcome ("no rows to check": usually an upstream failure)
     unless `allow_empty = True`, which makes it PASSED."""
@@ -79,6 +80,8 @@ class QualityCheck:
             raise TypeError(f"{where} needs a `parser` (where its data comes from)")
         if cls.checker is QualityCheck.checker:
             raise TypeError(f"{where} needs a `checker(self, data)` method (what to check)")
+        if cls.clock is not None and not callable(getattr(cls.clock, "fires_between", None)):
+            raise TypeError(f"{where}.clock must have fires_between(start, end), e.g. Cron(...)")
         if not isinstance(cls.tolerance, Tolerance):
             raise TypeError(f"{where}.tolerance must be a Tolerance, got {cls.tolerance!r}")
         if not callable(getattr(cls.alert_level, "level", None)):
@@ -91,16 +94,27 @@ class QualityCheck:
         #: "yesterday" compute from it instead of asking the system clock.
         self.now = now or dt.datetime.now(dt.UTC)
 
-    def checker(self, data: DataFrame | dict[str, DataFrame]) -> Checker:
-        """The checker over the parsed data."""
-        raise NotImplementedError
+    if TYPE_CHECKING:
+        #: `checker(self, data)`: the checker over the parsed data (a DataFrame, or a dict of
+        #: them by parser name). Subclasses annotate `data` as they need.
+        checker: Callable[..., Checker]
+    else:
 
-    @classmethod
-    def parsers(cls) -> dict[str, Parser]:
+        def checker(self, data):
+            raise NotImplementedError
+
+    def _parser_value(self) -> Parser | Mapping[str, Parser]:
+        from checkers.parsers import Parser
+
+        parser = self.parser
+        if callable(parser) and not isinstance(parser, Parser):
+            parser = parser()  # a method: sources that depend on the run time (`self.now`)
+        return parser
+
+    def sources(self) -> dict[str, Parser]:
         """The check's parsers by name (a single parser is named "data")."""
-        parser = cls.parser
+        parser = self._parser_value()
         return dict(parser) if isinstance(parser, Mapping) else {"data": parser}
 
-    @classmethod
-    def takes_mapping(cls) -> bool:
-        return isinstance(cls.parser, Mapping)
+    def takes_mapping(self) -> bool:
+        return isinstance(self._parser_value(), Mapping)

@@ -46,7 +46,9 @@ def decide(
 @dataclass
 class _Pending:
     check: type[QualityCheck]
+    instance: QualityCheck
     timings: dict[str, float] = field(default_factory=dict)
+    sources: dict[str, Parser] = field(default_factory=dict)
     checker: Checker | None = None
     error: str | None = None
 
@@ -62,7 +64,7 @@ def _load_sources(
     """Each distinct parser loaded once: (DataFrame or None, error, seconds)."""
     loaded: dict[Parser, tuple[DataFrame | None, str | None, float]] = {}
     for item in pending:
-        for parser in item.check.parsers().values():
+        for parser in item.sources.values():
             if parser in loaded:
                 continue
             started = time.perf_counter()
@@ -75,9 +77,9 @@ def _load_sources(
     return loaded
 
 
-def _build_checker(item: _Pending, data: Data, now: dt.datetime) -> None:
+def _build_checker(item: _Pending, data: Data) -> None:
     try:
-        item.checker = item.check(now=now).checker(data)  # type: ignore[arg-type]
+        item.checker = item.instance.checker(data)  # type: ignore[arg-type]
     except Exception as exc:  # a bug in the check's own code: report it, keep the others going
         item.error = f"building the checker failed: {_describe(exc)}"
 
@@ -93,15 +95,24 @@ def evaluate_checks(
     their parsers."""
     started_at = now or dt.datetime.now(dt.UTC)
     session = spark or SparkSession.getActiveSession() or spark_session()
-    pending = [_Pending(check) for check in checks]
     given = dict(data or {})
+    pending = [_Pending(check, check(now=started_at)) for check in checks]
+    for item in pending:
+        if item.check.name in given:
+            continue
+        try:
+            item.sources = item.instance.sources()
+        except Exception as exc:
+            item.error = f"building the sources failed: {_describe(exc)}"
     loaded = _load_sources([p for p in pending if p.check.name not in given], session)
     for item in pending:
         if item.check.name in given:
-            _build_checker(item, given[item.check.name], started_at)
+            _build_checker(item, given[item.check.name])
+            continue
+        if item.error is not None:
             continue
         frames: dict[str, DataFrame] = {}
-        for name, parser in item.check.parsers().items():
+        for name, parser in item.sources.items():
             frame, error, seconds = loaded[parser]
             item.timings["load_s"] = item.timings.get("load_s", 0.0) + seconds
             if frame is None:
@@ -109,8 +120,7 @@ def evaluate_checks(
                 break
             frames[name] = frame
         if item.error is None:
-            data_in = frames if item.check.takes_mapping() else frames["data"]
-            _build_checker(item, data_in, started_at)
+            _build_checker(item, frames if item.instance.takes_mapping() else frames["data"])
 
     runnable = [p for p in pending if p.checker is not None]
     started = time.perf_counter()

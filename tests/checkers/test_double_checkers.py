@@ -82,7 +82,9 @@ def test_aggregate_comparison_against_a_pre_aggregated_side(make_df, sides):
     left, _ = sides
     totals = make_df([("d1", 2, 30.0), ("d2", 2, 99.0)], "day string, n long, total double")
     result = AggregateComparisonChecker(
-        left, totals, by="day",
+        left,
+        totals,
+        by="day",
         aggregates={"rows": "count(*)", "total": "sum(amount)"},
         right_aggregates={"rows": "sum(n)", "total": "sum(total)"},
     ).run()

@@ -84,4 +84,19 @@ def test_definition_is_pure_and_parsers_are_named():
         def checker(self, data):
             raise AssertionError("never called at definition")
 
-    assert TwoSources.takes_mapping() and sorted(TwoSources.parsers()) == ["lake", "ops"]
+    check = TwoSources()
+    assert check.takes_mapping() and sorted(check.sources()) == ["lake", "ops"]
+
+
+def test_sources_may_depend_on_the_run_time():
+    import datetime as dt
+
+    class Daily(QualityCheck, register=False):
+        def parser(self):
+            return TableParser(f"events_{self.now:%Y%m%d}")
+
+        def checker(self, data):
+            return PredicateSingleDatasetChecker(data, "true")
+
+    check = Daily(now=dt.datetime(2026, 11, 21, tzinfo=dt.UTC))
+    assert check.sources() == {"data": TableParser("events_20261121")}
