@@ -10,10 +10,9 @@ from typing import Protocol
 from pyspark.sql import DataFrame
 
 from checkers._checker import Checker, CheckerPlan, CheckerResult
-from checkers.metrics import Analyzer, Metric, MetricValue, Size
+from checkers.metrics import Analyzer, Metric, Size
 from checkers.outcome import json_safe
 from checkers.tolerances import KnownBroken
-
 
 #: A Python callable on the metric's value: a number, or a mapping for distributions.
 MetricAssertion = Callable[[float], object] | Callable[[Mapping[str, object]], object]

@@ -25,8 +25,6 @@ from checkers.tolerances import NoFailures, Tolerance
 from checks import registry
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
-
     from checkers._checker import Checker
     from checkers.parsers import Parser
 
