@@ -13,16 +13,16 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e ".[dev]"
 	touch $(STAMP)
 
-# All tests on classic Spark, then the engine tests again over Spark Connect.
+# All tests on classic Spark, then everything that touches Spark again over Spark Connect.
 test: $(STAMP)
 	$(PY) -m pytest -q
-	DQ_TEST_SPARK_CONNECT=1 $(PY) -m pytest -q tests/metrics -m "not classic_only"
+	DQ_TEST_SPARK_CONNECT=1 $(PY) -m pytest -q tests/metrics tests/checkers tests/checks -m "not classic_only"
 
 test-classic: $(STAMP)
 	$(PY) -m pytest -q
 
 test-connect: $(STAMP)
-	DQ_TEST_SPARK_CONNECT=1 $(PY) -m pytest -q tests/metrics -m "not classic_only"
+	DQ_TEST_SPARK_CONNECT=1 $(PY) -m pytest -q tests/metrics tests/checkers tests/checks -m "not classic_only"
 
 lint: $(STAMP)
 	$(PY) -m ruff check checkers checks alerting scheduling dags tests benchmarks examples

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from checkers.metrics import Analyzer, Metric, run_analysis
+from checkers.metrics import Analyzer, CountWhere, Metric, run_analysis
 from checkers.metrics._scan import describe_failure
 from checkers.outcome import SampleRow, json_safe
 from checkers.tolerances import KnownBroken, Tolerance
@@ -170,3 +170,27 @@ def first_error(metrics: Mapping[Analyzer, Metric], analyzers: Iterable[Analyzer
         if not metric.ok:
             return metric.error
     return None
+
+
+class FullScanChecker(Checker):
+    """Reads every column of `frame` once (in the shared pass when other checkers use the same
+    DataFrame). Text sources are parsed lazily, column by column: without this, a malformed value
+    in a column no check uses would never be seen. Its result has an error when parsing fails."""
+
+    def __init__(self, frame: DataFrame, source: str) -> None:
+        self.frame = frame
+        self.source = source
+
+    def plan(self, excused: Sequence[KnownBroken] = ()) -> CheckerPlan:
+        columns = [F.col(f"`{c}`") for c in self.frame.columns]
+        # A condition on a hash of every column: the optimizer cannot drop it, so all are parsed.
+        scan = CountWhere(f"full scan of {self.source}", F.xxhash64(*columns) != F.lit(0))
+
+        def finish(metrics: Mapping[Analyzer, Metric]) -> CheckerResult:
+            metric = metrics[scan]
+            if not metric.ok:
+                reason = (metric.error or "").partition("): ")[2] or metric.error or ""
+                return CheckerResult.failed_to_run(f"{self.source} is malformed: {reason}")
+            return CheckerResult()
+
+        return CheckerPlan(self.frame, [scan], finish)

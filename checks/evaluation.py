@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
 
-from checkers._checker import Checker, CheckerResult, run_checkers
+from checkers._checker import Checker, CheckerResult, FullScanChecker, run_checkers
 from checkers.levels import AlertLevel
 from checkers.outcome import CheckOutcome, Status
 from checkers.parsers import Parser, SourceError
@@ -58,11 +58,13 @@ def _describe(exc: Exception) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
-def _load_sources(
-    pending: list[_Pending], spark: SparkSession
-) -> dict[Parser, tuple[DataFrame | None, str | None, float]]:
-    """Each distinct parser loaded once: (DataFrame or None, error, seconds)."""
-    loaded: dict[Parser, tuple[DataFrame | None, str | None, float]] = {}
+#: A loaded source: (DataFrame or None, error, seconds).
+_Loaded = tuple[DataFrame | None, str | None, float]
+
+
+def _load_sources(pending: list[_Pending], spark: SparkSession) -> dict[Parser, _Loaded]:
+    """Each distinct parser loaded once."""
+    loaded: dict[Parser, _Loaded] = {}
     for item in pending:
         for parser in item.sources.values():
             if parser in loaded:
@@ -108,31 +110,46 @@ def evaluate_checks(
     for item in pending:
         if item.check.name in given:
             _build_checker(item, given[item.check.name])
-            continue
-        if item.error is not None:
-            continue
-        frames: dict[str, DataFrame] = {}
-        for name, parser in item.sources.items():
-            frame, error, seconds = loaded[parser]
-            item.timings["load_s"] = item.timings.get("load_s", 0.0) + seconds
-            if frame is None:
-                item.error = error
-                break
-            frames[name] = frame
-        if item.error is None:
-            _build_checker(item, frames if item.instance.takes_mapping() else frames["data"])
-
+        elif item.error is None:
+            _attach_sources(item, loaded)
+    # Text sources also get a scan of every column, shared with checkers over the raw DataFrame.
+    scans = {
+        parser: FullScanChecker(frame, parser.describe())
+        for parser, (frame, _, _) in loaded.items()
+        if frame is not None and parser.needs_full_scan
+    }
     runnable = [p for p in pending if p.checker is not None]
+    work = [(p.checker, p.check.tolerance) for p in runnable] + [(s, None) for s in scans.values()]
     started = time.perf_counter()
-    results = run_checkers([(p.checker, p.check.tolerance) for p in runnable])  # type: ignore[arg-type]
+    results = run_checkers(work)  # type: ignore[arg-type]
     elapsed = time.perf_counter() - started
-    by_check = {id(p): r for p, r in zip(runnable, results, strict=True)}
+    malformed = {
+        parser: r.error
+        for parser, r in zip(scans, results[len(runnable) :], strict=True)
+        if r.error
+    }
+    by_check = {id(p): r for p, r in zip(runnable, results[: len(runnable)], strict=True)}
     outcomes = []
     for item in pending:
         item.timings["evaluate_s"] = elapsed if id(item) in by_check else 0.0
         result = by_check.get(id(item)) or CheckerResult.failed_to_run(item.error or "not run")
+        broken = [malformed[p] for p in item.sources.values() if p in malformed]
+        if broken and result.error is None:
+            result = CheckerResult.failed_to_run(broken[0])
         outcomes.append(_outcome(item, result, started_at))
     return outcomes
+
+
+def _attach_sources(item: _Pending, loaded: Mapping[Parser, _Loaded]) -> None:
+    frames: dict[str, DataFrame] = {}
+    for name, parser in item.sources.items():
+        frame, error, seconds = loaded[parser]
+        item.timings["load_s"] = item.timings.get("load_s", 0.0) + seconds
+        if frame is None:
+            item.error = error
+            return
+        frames[name] = frame
+    _build_checker(item, frames if item.instance.takes_mapping() else frames["data"])
 
 
 def _outcome(item: _Pending, result: CheckerResult, started_at: dt.datetime) -> CheckOutcome:

@@ -16,6 +16,7 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 POSTGRES_URL = os.environ.get(
     "DQ_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 )
+MARIADB_URL = os.environ.get("DQ_TEST_MARIADB_URL", "mysql+pymysql://root@127.0.0.1:3306/test")
 CONNECT = os.environ.get("DQ_TEST_SPARK_CONNECT") == "1"
 TEST_CONFIG = {
     "spark.ui.enabled": "false",

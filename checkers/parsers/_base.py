@@ -62,6 +62,9 @@ class Parser(ABC):
     schema: str | StructType | None = None
     #: Sources without types (SQL results, JSON APIs) cast to the promise while reading instead.
     casts_to_promise: ClassVar[bool] = False
+    #: Text files are parsed lazily, column by column: every run also scans all their columns,
+    #: so a malformed value anywhere is an error (see FullScanChecker).
+    needs_full_scan: ClassVar[bool] = False
 
     @abstractmethod
     def read(self, spark: SparkSession) -> DataFrame:

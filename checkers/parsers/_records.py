@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import NullType, StructType
+from pyspark.sql.types import NullType, StringType, StructField, StructType
 
 from checkers.parsers._base import cast_to_promise, promised_struct
 
@@ -22,10 +22,9 @@ def records_frame(
     no rows at all) become strings; a promised `schema` casts columns to the promised types."""
     if records:
         table = pa.Table.from_pylist([dict(r) for r in records])
-        table = table.select([c for c in columns if c in table.column_names])
-    else:
-        table = pa.table({c: pa.array([], pa.string()) for c in columns})
-    df = spark.createDataFrame(table)
+        df = spark.createDataFrame(table.select([c for c in columns if c in table.column_names]))
+    else:  # nothing to infer from (Spark Connect refuses an empty Arrow table)
+        df = spark.createDataFrame([], StructType([StructField(c, StringType()) for c in columns]))
     df = df.select(
         *[
             F.col(f"`{f.name}`").cast("string").alias(f.name)

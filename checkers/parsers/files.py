@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
@@ -17,8 +18,9 @@ def _options(options: Mapping[str, str] | tuple[tuple[str, str], ...]) -> dict[s
 
 @dataclass(frozen=True)
 class CsvParser(Parser):
-    """A CSV file or directory with a header row. Malformed rows fail the read (FAILFAST), and a
-    promised `schema` is enforced against the header (no inference pass when it is given).
+    """A CSV file or directory with a header row. Malformed rows fail the read (FAILFAST), even
+    in columns no check uses, and a promised `schema` is enforced against the header (no
+    inference pass when it is given).
 
     >>> CsvParser("data/bookings.csv", schema="id int, amount double, created_at timestamp")
     """
@@ -26,6 +28,7 @@ class CsvParser(Parser):
     path: Lazy
     schema: str | StructType | None = None
     options: tuple[tuple[str, str], ...] = field(default=())
+    needs_full_scan: ClassVar[bool] = True
 
     def read(self, spark: SparkSession) -> DataFrame:
         reader = spark.read.option("header", "true").option("mode", "FAILFAST")
@@ -46,6 +49,7 @@ class JsonParser(Parser):
     path: Lazy
     schema: str | StructType | None = None
     options: tuple[tuple[str, str], ...] = field(default=())
+    needs_full_scan: ClassVar[bool] = True
 
     def read(self, spark: SparkSession) -> DataFrame:
         reader = spark.read.option("mode", "FAILFAST")

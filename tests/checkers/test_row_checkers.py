@@ -87,6 +87,7 @@ def test_python_predicate_that_raises_is_an_error(flights):
     assert result.error is not None and "ZeroDivisionError" in result.error
 
 
+@pytest.mark.classic_only  # counts jobs through the SparkContext
 def test_five_checkers_over_one_dataset_cost_one_job(spark, flights):
     predicates = ["delay < 600", "id > 0", "carrier IS NOT NULL", "delay >= 0", "id < 100"]
     checkers = [PredicateSingleDatasetChecker(flights, p) for p in predicates]

@@ -144,6 +144,7 @@ def test_empty_dataset_is_an_error_unless_allowed(spark):
     assert lenient.status is Status.PASSED
 
 
+@pytest.mark.classic_only  # counts jobs through the SparkContext
 def test_checks_on_one_source_share_the_read_and_one_job(spark):
     checks = [numbers_check(p) for p in ["n > 0", "mod >= 0", "n < 1000", "mod < 7", "n != 0"]]
     loads.clear()
@@ -164,3 +165,63 @@ def test_outcome_carries_what_alerts_need(spark):
     assert outcome.tags == ("numbers",) and outcome.tolerance == "no failures"
     assert outcome.metrics["failing"] == 2 and set(outcome.timings) >= {"load_s", "evaluate_s"}
     assert outcome.finished_at >= outcome.started_at
+
+
+def test_bad_inputs_are_errors_naming_their_cause(spark, tmp_path):
+    malformed = tmp_path / "malformed.csv"
+    malformed.write_text("n,mod\n1,1\n2,two\n")
+    renamed = tmp_path / "renamed.csv"
+    renamed.write_text("number,mod\n1,1\n")
+
+    def check(name: str, parser, predicate: str = "n > 0") -> type[QualityCheck]:
+        def checker(self, data):
+            return PredicateSingleDatasetChecker(data, predicate)
+
+        return type(name, (QualityCheck,), {"parser": parser, "checker": checker}, register=False)
+
+    from checkers.parsers import SqlQueryParser
+
+    outcomes = evaluate_checks(
+        [
+            check("MissingColumn", NUMBERS, "amount > 0"),
+            check(
+                "Unreachable", SqlQueryParser("postgresql+psycopg://dq@127.0.0.1:1/ops", "SELECT 1")
+            ),
+            check("Malformed", CsvParser(str(malformed), schema="n int, mod int")),
+            check("BrokenPromise", CallableParser(_numbers, schema="n int, amount double")),
+            check("RenamedHeader", CsvParser(str(renamed), schema="n int, mod int")),
+            check("StillFine", NUMBERS),
+        ],
+        spark=spark,
+        now=NOW,
+    )
+    by_name = {o.check: o for o in outcomes}
+    expected = {
+        "missing_column": "`amount` cannot be resolved",
+        "unreachable": "127.0.0.1",
+        "malformed": "Malformed records",
+        "broken_promise": "column 'amount' is missing",
+        "renamed_header": "CSV header does not conform to the schema",
+    }
+    for name, cause in expected.items():
+        assert by_name[name].status is Status.ERROR, by_name[name].summary()
+        assert cause in by_name[name].error, by_name[name].error
+    assert by_name["still_fine"].status is Status.PASSED
+
+
+@pytest.mark.classic_only  # counts jobs through the SparkContext
+def test_the_full_scan_of_a_text_source_shares_the_checkers_pass(spark, tmp_path):
+    path = tmp_path / "numbers.csv"
+    path.write_text("n,mod\n" + "".join(f"{i},{i % 7}\n" for i in range(1, 51)))
+    parser = CsvParser(str(path), schema="n int, mod int")
+
+    def check(name: str, predicate: str) -> type[QualityCheck]:
+        def checker(self, data):
+            return PredicateSingleDatasetChecker(data, predicate)
+
+        return type(name, (QualityCheck,), {"parser": parser, "checker": checker}, register=False)
+
+    checks = [check("Positive", "n > 0"), check("Small", "mod < 7")]
+    outcomes, jobs = count_jobs(spark, lambda: evaluate_checks(checks, spark=spark, now=NOW))
+    assert [o.status for o in outcomes] == [Status.PASSED, Status.PASSED]
+    assert jobs == 1
