@@ -1,0 +1,183 @@
+"""The alerting data model: an alert per outcome, incidents that open, update, escalate and
+resolve, and the receiver-agnostic notification that the outbox stores and receivers render."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, replace
+from enum import StrEnum
+
+from checkers.levels import AlertLevel
+from checkers.outcome import CheckOutcome, Status
+
+
+def fingerprint(check: str, scope: str = "") -> str:
+    """Stable identity of what is alerting: the check and its scope (a table, a partition...)."""
+    return hashlib.sha256(f"{check}\x1f{scope}".encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class Alert:
+    """One outcome as alerting sees it: firing (FAILED or ERROR) or not."""
+
+    fingerprint: str
+    check: str
+    scope: str
+    level: AlertLevel
+    firing: bool
+    outcome: CheckOutcome
+
+    @classmethod
+    def from_outcome(cls, outcome: CheckOutcome) -> Alert:
+        return cls(
+            fingerprint=fingerprint(outcome.check, outcome.scope),
+            check=outcome.check,
+            scope=outcome.scope,
+            level=outcome.level if outcome.alerting else AlertLevel.OK,
+            firing=outcome.alerting,
+            outcome=outcome,
+        )
+
+
+class IncidentStatus(StrEnum):
+    OPEN = "open"
+    RESOLVED = "resolved"
+
+
+@dataclass(frozen=True)
+class Incident:
+    """A run of failures of one fingerprint, from the first failing run to the first passing one."""
+
+    fingerprint: str
+    check: str
+    scope: str
+    status: IncidentStatus
+    level: AlertLevel
+    peak_level: AlertLevel
+    failing_runs: int
+    opened_at: dt.datetime
+    updated_at: dt.datetime
+    last_outcome: CheckOutcome
+    resolved_at: dt.datetime | None = None
+    id: int | None = None
+
+    @property
+    def open(self) -> bool:
+        return self.status is IncidentStatus.OPEN
+
+
+class IncidentChange(StrEnum):
+    OPENED = "opened"
+    UPDATED = "updated"
+    RESOLVED = "resolved"
+    NONE = "none"  # passing, and nothing was open
+
+
+def update_incident(
+    current: Incident | None, alert: Alert, now: dt.datetime
+) -> tuple[Incident | None, IncidentChange]:
+    """The incident after this alert (pure): opens on the first failure, is updated by later
+    ones, resolves when the check passes again."""
+    if alert.firing:
+        if current is None or not current.open:
+            opened = Incident(
+                fingerprint=alert.fingerprint,
+                check=alert.check,
+                scope=alert.scope,
+                status=IncidentStatus.OPEN,
+                level=alert.level,
+                peak_level=alert.level,
+                failing_runs=1,
+                opened_at=now,
+                updated_at=now,
+                last_outcome=alert.outcome,
+            )
+            return opened, IncidentChange.OPENED
+        updated = replace(
+            current,
+            level=alert.level,
+            peak_level=max(current.peak_level, alert.level),
+            failing_runs=current.failing_runs + 1,
+            updated_at=now,
+            last_outcome=alert.outcome,
+        )
+        return updated, IncidentChange.UPDATED
+    if current is not None and current.open:
+        resolved = replace(
+            current,
+            status=IncidentStatus.RESOLVED,
+            updated_at=now,
+            resolved_at=now,
+            last_outcome=alert.outcome,
+        )
+        return resolved, IncidentChange.RESOLVED
+    return current, IncidentChange.NONE
+
+
+class NotifyReason(StrEnum):
+    NEW = "new"
+    LEVEL_RAISED = "level_raised"
+    LEVEL_LOWERED = "level_lowered"
+    REPEAT = "repeat"
+    RESOLVED = "resolved"
+
+
+@dataclass(frozen=True)
+class Notification:
+    """What one receiver is told about one incident at one moment. Stored in the outbox as JSON;
+    receivers render it (with their thread state) when they deliver it."""
+
+    incident_id: int
+    fingerprint: str
+    receiver: str
+    sequence: int  # 1, 2, ... per (incident, receiver): delivery order
+    reason: NotifyReason
+    level: AlertLevel  # effective level (escalation included)
+    incident_status: IncidentStatus
+    failing_runs: int
+    opened_at: dt.datetime
+    created_at: dt.datetime
+    outcome: CheckOutcome
+    links: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def dedup_key(self) -> str:
+        return f"{self.fingerprint}:{self.incident_id}:{self.receiver}:{self.sequence}"
+
+    @property
+    def resolved(self) -> bool:
+        return self.reason is NotifyReason.RESOLVED
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        data["outcome"] = self.outcome.to_dict()
+        data["level"] = self.level.name
+        data["opened_at"] = self.opened_at.isoformat()
+        data["created_at"] = self.created_at.isoformat()
+        return json.dumps(data, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Notification:
+        data = json.loads(text)
+        data["outcome"] = CheckOutcome.from_dict(data["outcome"])
+        data["level"] = AlertLevel[data["level"]]
+        data["reason"] = NotifyReason(data["reason"])
+        data["incident_status"] = IncidentStatus(data["incident_status"])
+        data["opened_at"] = dt.datetime.fromisoformat(data["opened_at"])
+        data["created_at"] = dt.datetime.fromisoformat(data["created_at"])
+        return cls(**data)
+
+
+__all__ = [
+    "Alert",
+    "Incident",
+    "IncidentChange",
+    "IncidentStatus",
+    "Notification",
+    "NotifyReason",
+    "Status",
+    "fingerprint",
+    "update_incident",
+]

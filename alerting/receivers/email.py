@@ -1,0 +1,124 @@
+"""Email over SMTP with STARTTLS and a verifying SSL context: HTML and plain text, and every mail
+of an incident threaded under the first one (Message-ID / In-Reply-To / References). Message-IDs
+derive from the dedup key, so a retried mail keeps its identity."""
+
+from __future__ import annotations
+
+import html
+import os
+import smtplib
+import ssl
+from collections.abc import Callable, Sequence
+from email.message import EmailMessage
+from email.utils import format_datetime
+
+from alerting.model import Notification
+from alerting.receivers.base import Delivery, Thread
+from alerting.render import facts, headline, sample_table, sample_text, title
+
+
+def message_id(n: Notification, sequence: int, domain: str) -> str:
+    return f"<dq.{n.fingerprint[:16]}.{n.incident_id}.{sequence}@{domain}>"
+
+
+def build_email(
+    n: Notification, *, sender: str, recipients: Sequence[str], domain: str
+) -> EmailMessage:
+    """The mail for `n` (pure): subject, threading headers, text and HTML bodies."""
+    msg = EmailMessage()
+    msg["Subject"] = f"{title(n)} - {headline(n)}"[:250]
+    msg["From"] = sender
+    msg["To"] = ", ".join(recipients)
+    msg["Date"] = format_datetime(n.created_at)
+    msg["Message-ID"] = message_id(n, n.sequence, domain)
+    if n.sequence > 1:
+        first = message_id(n, 1, domain)
+        msg["In-Reply-To"] = first
+        msg["References"] = first
+    msg["X-DQ-Incident"] = n.fingerprint
+    lines = [headline(n), "", n.outcome.description, ""]
+    lines += [f"{f.label}: {f.value}" for f in facts(n)]
+    table = sample_text(n)
+    if table:
+        lines += ["", "Sample of failing elements:", table]
+    lines += [f"{label}: {url}" for label, url in sorted(n.links.items())]
+    msg.set_content("\n".join(lines) + "\n")
+    msg.add_alternative(_html(n), subtype="html")
+    return msg
+
+
+def _html(n: Notification) -> str:
+    e = html.escape
+    rows = "".join(
+        f"<tr><th align='left'>{e(f.label)}</th><td>{e(f.value)}</td></tr>" for f in facts(n)
+    )
+    parts = [
+        f"<h2>{e(title(n))}</h2>",
+        f"<p><strong>{e(headline(n))}</strong></p>",
+        f"<p>{e(n.outcome.description)}</p>",
+        f"<table>{rows}</table>",
+    ]
+    columns, sample = sample_table(n)
+    if columns:
+        head = "".join(f"<th>{e(c)}</th>" for c in columns)
+        body = "".join("<tr>" + "".join(f"<td>{e(v)}</td>" for v in r) + "</tr>" for r in sample)
+        parts.append(f"<h3>Sample of failing elements</h3><table><tr>{head}</tr>{body}</table>")
+    parts += [f"<p><a href='{e(url)}'>{e(label)}</a></p>" for label, url in sorted(n.links.items())]
+    return "<html><body>" + "".join(parts) + "</body></html>"
+
+
+class EmailReceiver:
+    """Sends through `host:port` with STARTTLS (certificate and host name verified) and, when
+    `username_env`/`password_env` are given, SMTP login with credentials from the environment."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        host: str,
+        port: int = 587,
+        sender: str,
+        recipients: Sequence[str],
+        username_env: str | None = None,
+        password_env: str | None = None,
+        starttls: bool = True,
+        ssl_context: Callable[[], ssl.SSLContext] = ssl.create_default_context,
+        timeout_s: float = 30.0,
+    ) -> None:
+        if not recipients:
+            raise ValueError(f"email receiver {name!r} needs recipients")
+        self.name = name
+        self.host, self.port = host, port
+        self.sender, self.recipients = sender, list(recipients)
+        self.username_env, self.password_env = username_env, password_env
+        self.starttls, self.ssl_context, self.timeout_s = starttls, ssl_context, timeout_s
+        self.domain = sender.rpartition("@")[2] or "dq-checkers"
+
+    def send(self, notification: Notification, thread: Thread, steps_done: int) -> Delivery:
+        msg = build_email(
+            notification, sender=self.sender, recipients=self.recipients, domain=self.domain
+        )
+        try:
+            with smtplib.SMTP(self.host, self.port, timeout=self.timeout_s) as smtp:
+                smtp.ehlo()
+                if self.starttls:
+                    smtp.starttls(context=self.ssl_context())
+                    smtp.ehlo()
+                if self.username_env and self.password_env:
+                    smtp.login(os.environ[self.username_env], os.environ[self.password_env])
+                refused = smtp.send_message(msg)
+        except smtplib.SMTPRecipientsRefused as exc:
+            return Delivery(ok=False, error=f"all recipients refused: {sorted(exc.recipients)}")
+        except smtplib.SMTPResponseException as exc:
+            transient = 400 <= exc.smtp_code < 500
+            return Delivery(
+                ok=False, retryable=transient, error=f"SMTP {exc.smtp_code}: {exc.smtp_error!r}"
+            )
+        except ssl.SSLError as exc:
+            return Delivery(ok=False, error=f"TLS failed (certificate not trusted?): {exc}")
+        except KeyError as exc:
+            return Delivery(ok=False, error=f"environment variable {exc} is not set")
+        except (smtplib.SMTPException, OSError) as exc:
+            return Delivery(ok=False, retryable=True, error=f"SMTP unreachable: {exc}")
+        partial = f"refused: {sorted(refused)}" if refused else None
+        return Delivery(ok=True, steps_done=1, error=partial)

@@ -1,0 +1,111 @@
+"""PagerDuty Events API v2: trigger while an incident fires, resolve when it passes, with the
+incident fingerprint as `dedup_key` so PagerDuty keeps one alert per incident."""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.request
+
+from alerting.model import Notification
+from alerting.receivers.base import Delivery, Thread
+from alerting.render import headline, title
+from checkers.levels import AlertLevel
+
+EVENTS_URL = "https://events.pagerduty.com/v2/enqueue"
+SEVERITY = {
+    AlertLevel.OK: "info",
+    AlertLevel.WARNING: "warning",
+    AlertLevel.ERROR: "error",
+    AlertLevel.CRITICAL: "critical",
+}
+
+
+def dedup_key(n: Notification) -> str:
+    return f"dq-{n.fingerprint}"
+
+
+def pagerduty_event(n: Notification, routing_key: str) -> dict[str, object]:
+    """The Events API v2 body for `n` (pure)."""
+    if n.resolved:
+        return {"routing_key": routing_key, "dedup_key": dedup_key(n), "event_action": "resolve"}
+    o = n.outcome
+    return {
+        "routing_key": routing_key,
+        "dedup_key": dedup_key(n),
+        "event_action": "trigger",
+        "payload": {
+            "summary": f"{title(n)}: {headline(n)}"[:1024],
+            "source": f"dq-checkers:{o.check}",
+            "severity": SEVERITY[n.level],
+            "timestamp": n.created_at.isoformat(),
+            "component": o.check,
+            "group": o.owner or "data-quality",
+            "class": "data-quality",
+            "custom_details": {
+                "description": o.description,
+                "failing": o.failing,
+                "total": o.total,
+                "share": round(o.share, 6),
+                "tolerance": o.tolerance,
+                "error": o.error,
+                "failing_keys": list(o.failing_keys[:20]),
+                "sample": list(o.sample[:5]),
+                "failing_runs": n.failing_runs,
+            },
+        },
+        "links": [{"href": url, "text": label} for label, url in sorted(n.links.items())],
+        "client": "dq-checkers",
+    }
+
+
+class PagerDutyReceiver:
+    """Sends to the service whose Events API v2 routing key is in `routing_key_env`."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        routing_key_env: str = "PAGERDUTY_ROUTING_KEY",
+        url: str = EVENTS_URL,
+        timeout_s: float = 30.0,
+    ) -> None:
+        self.name = name
+        self.routing_key_env = routing_key_env
+        self.url = url
+        self.timeout_s = timeout_s
+
+    def send(self, notification: Notification, thread: Thread, steps_done: int) -> Delivery:
+        key = os.environ.get(self.routing_key_env)
+        if not key:
+            return Delivery(
+                ok=False,
+                error=f"environment variable {self.routing_key_env} "
+                "(PagerDuty routing key) is not set",
+            )
+        body = json.dumps(pagerduty_event(notification, key)).encode()
+        request = urllib.request.Request(
+            self.url, data=body, method="POST", headers={"Content-Type": "application/json"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+                status = response.status
+        except urllib.error.HTTPError as exc:
+            retry_after = exc.headers.get("Retry-After") if exc.headers else None
+            return Delivery(
+                ok=False,
+                retryable=exc.code == 429 or exc.code >= 500,
+                retry_after_s=float(retry_after) if retry_after else None,
+                error=f"PagerDuty answered {exc.code}",
+            )
+        except OSError as exc:
+            return Delivery(ok=False, retryable=True, error=f"PagerDuty unreachable: {exc}")
+        ok = 200 <= status < 300
+        return Delivery(
+            ok=ok,
+            steps_done=int(ok),
+            thread={"dedup_key": dedup_key(notification)},
+            retryable=not ok,
+            error=None if ok else f"PagerDuty answered {status}",
+        )
