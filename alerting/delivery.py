@@ -11,6 +11,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -115,7 +116,7 @@ def deliver_pending(
 
 def _deliver_row(
     engine: Engine,
-    row: Mapping[str, object],
+    row: Mapping[str, Any],
     receiver: Receiver | None,
     now: dt.datetime,
     policy: RetryPolicy,
