@@ -107,7 +107,9 @@ def deliver_pending(
             blocked.add(key)  # later notifications of this thread wait for this one: order holds
             report.pending.append(row["dedup_key"])
             continue
-        outcome = _deliver_row(engine, row, receivers.get(row["receiver"]), now, policy, sleep)
+        outcome = _deliver_row(
+            engine, dict(row), receivers.get(row["receiver"]), now, policy, sleep
+        )
         getattr(report, outcome).append(row["dedup_key"])
         if outcome != "sent":
             blocked.add(key)
