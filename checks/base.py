@@ -57,6 +57,8 @@ class QualityCheck:
     tags: ClassVar[tuple[str, ...]] = ()
     allow_empty: ClassVar[bool] = False
     sample_size: ClassVar[int] = 20
+    #: Columns whose values never leave the run (PII): masked in samples, alerts and logs.
+    masked_columns: ClassVar[tuple[str, ...]] = ()
     abstract: ClassVar[bool] = False
 
     def __init_subclass__(cls, *, register: bool = True, **kwargs: object) -> None:

@@ -152,6 +152,20 @@ def _attach_sources(item: _Pending, loaded: Mapping[Parser, _Loaded]) -> None:
     _build_checker(item, frames if item.instance.takes_mapping() else frames["data"])
 
 
+MASK = "***"
+
+
+def mask(row: Mapping[str, object], columns: Sequence[str]) -> dict[str, object]:
+    """`row` with the values of `columns` replaced, in nested structs too (`left`, `previous`)."""
+    if not columns:
+        return dict(row)
+    hidden = {c.lower() for c in columns}
+    return {
+        k: MASK if k.lower() in hidden else mask(v, columns) if isinstance(v, Mapping) else v
+        for k, v in row.items()
+    }
+
+
 def _outcome(item: _Pending, result: CheckerResult, started_at: dt.datetime) -> CheckOutcome:
     check = item.check
     status, level, error = decide(check, result)
@@ -159,8 +173,10 @@ def _outcome(item: _Pending, result: CheckerResult, started_at: dt.datetime) -> 
     keys: list[object] = []
     if status is Status.FAILED:
         began = time.perf_counter()
-        sample = result.sample(check.sample_size)
-        keys = result.failing_keys()
+        sample = [mask(row, check.masked_columns) for row in result.sample(check.sample_size)]
+        key_columns = {k.lower() for k in getattr(item.checker, "key", ())}
+        if not key_columns & {c.lower() for c in check.masked_columns}:
+            keys = result.failing_keys()
         item.timings["sample_s"] = time.perf_counter() - began
     finished_at = started_at + dt.timedelta(seconds=sum(item.timings.values()))
     return CheckOutcome(

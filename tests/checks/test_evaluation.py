@@ -225,3 +225,25 @@ def test_the_full_scan_of_a_text_source_shares_the_checkers_pass(spark, tmp_path
     outcomes, jobs = count_jobs(spark, lambda: evaluate_checks(checks, spark=spark, now=NOW))
     assert [o.status for o in outcomes] == [Status.PASSED, Status.PASSED]
     assert jobs == 1
+
+
+def test_masked_columns_never_leave_the_run(spark):
+    people = CallableParser(
+        lambda s: s.createDataFrame(
+            [("ana@example.com", 1, "x"), ("bo@example.com", -1, "y")],
+            "email string, n int, t string",
+        ),
+        name="people",
+    )
+
+    class Masked(QualityCheck, register=False):
+        parser = people
+        masked_columns = ("email",)
+
+        def checker(self, data):
+            return PredicateSingleDatasetChecker(data, "n > 0", key="email")
+
+    outcome = evaluate_check(Masked, spark=spark, now=NOW)
+    assert outcome.status is Status.FAILED
+    assert outcome.sample == ({"email": "***", "n": -1, "t": "y"},)
+    assert outcome.failing_keys == () and "example.com" not in outcome.to_json()

@@ -1,0 +1,72 @@
+"""The outbox: written atomically with the run, permanent failures recorded and logged, the
+embedded console and file receivers."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+import sqlalchemy as sa
+
+from alerting import EscalationPolicy, deliver_pending, handle_outcome
+from alerting.receivers import ConsoleReceiver, FileReceiver
+from checkers import AlertLevel
+from checkers.storage import incidents, notifications, runs
+from tests.alerting.conftest import T0, outcome
+
+POLICY = EscalationPolicy(routes={"console": AlertLevel.WARNING, "file": AlertLevel.WARNING})
+
+
+class BrokenMute:
+    def mutes(self, check, now):
+        raise RuntimeError("mute store unreachable")
+
+
+def count(engine, table) -> int:
+    with engine.connect() as connection:
+        return connection.execute(sa.select(sa.func.count()).select_from(table)).scalar()
+
+
+def test_run_incident_and_outbox_commit_together(engine):
+    with pytest.raises(RuntimeError):
+        handle_outcome(engine, outcome(AlertLevel.ERROR), POLICY, T0, mutes=[BrokenMute()])
+    assert (count(engine, runs), count(engine, incidents), count(engine, notifications)) == (
+        0,
+        0,
+        0,
+    )
+    handle_outcome(engine, outcome(AlertLevel.ERROR), POLICY, T0)
+    assert (count(engine, runs), count(engine, incidents), count(engine, notifications)) == (
+        1,
+        1,
+        2,
+    )
+
+
+def test_permanent_failures_are_recorded_and_logged(engine, receivers, pagerduty, caplog):
+    pagerduty.faults.append(400)
+    policy = EscalationPolicy(routes={"pagerduty": AlertLevel.ERROR, "nowhere": AlertLevel.ERROR})
+    handle_outcome(engine, outcome(AlertLevel.ERROR), policy, T0)
+    report = deliver_pending(engine, receivers, T0, sleep=lambda s: None)
+    assert len(report.failed) == 2 and not report.sent
+    with engine.connect() as connection:
+        errors = dict(
+            connection.execute(
+                sa.select(notifications.c.receiver, notifications.c.last_error)
+            ).all()
+        )
+    assert errors["pagerduty"] == "PagerDuty answered 400"
+    assert errors["nowhere"] == "no receiver named 'nowhere' is configured"
+    assert "failed permanently" in caplog.text and "nowhere" in caplog.text
+
+
+def test_console_and_file_receivers(engine, tmp_path, caplog):
+    caplog.set_level(logging.WARNING, logger="dq.alerts")
+    receivers = {"console": ConsoleReceiver(), "file": FileReceiver("file", tmp_path / "a.jsonl")}
+    handle_outcome(engine, outcome(AlertLevel.ERROR), POLICY, T0)
+    assert len(deliver_pending(engine, receivers, T0).sent) == 2
+    assert "[DQ] ERROR: orders_have_customers" in caplog.text
+    [line] = (tmp_path / "a.jsonl").read_text().splitlines()
+    record = json.loads(line)
+    assert record["reason"] == "new" and record["outcome"]["failing"] == 3

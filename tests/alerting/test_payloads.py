@@ -1,0 +1,103 @@
+"""Payload builders against stored snapshots (set DQ_UPDATE_SNAPSHOTS=1 to rewrite them after an
+intended change), and escaping of user text in Slack mrkdwn and HTML."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from alerting import IncidentStatus, Notification, NotifyReason
+from alerting.receivers import build_email, pagerduty_event, slack_calls
+from checkers import AlertLevel
+from tests.alerting.conftest import T0, outcome
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+
+
+def notification(
+    reason: NotifyReason = NotifyReason.NEW, **outcome_changes: object
+) -> Notification:
+    resolved = reason is NotifyReason.RESOLVED
+    return Notification(
+        incident_id=42,
+        fingerprint="0123456789abcdef0123456789abcdef",
+        receiver="slack",
+        sequence=1 if reason is NotifyReason.NEW else 3,
+        reason=reason,
+        level=AlertLevel.ERROR,
+        incident_status=IncidentStatus.RESOLVED if resolved else IncidentStatus.OPEN,
+        failing_runs=3,
+        opened_at=T0,
+        created_at=T0 + dt.timedelta(minutes=30),
+        outcome=outcome(None if resolved else AlertLevel.ERROR, **outcome_changes),
+        links={"failing rows": "https://dq.example.com/rows/orders.jsonl"},
+    )
+
+
+def matches_snapshot(name: str, value: object) -> None:
+    path = SNAPSHOTS / f"{name}.json"
+    text = json.dumps(value, indent=2, sort_keys=True, default=str) + "\n"
+    if os.environ.get("DQ_UPDATE_SNAPSHOTS") == "1":
+        path.write_text(text)
+    assert path.exists(), f"no snapshot {path.name}: run with DQ_UPDATE_SNAPSHOTS=1 once"
+    assert text == path.read_text()
+
+
+def email_parts(n: Notification) -> dict[str, object]:
+    msg = build_email(
+        n, sender="dq@example.com", recipients=["a@example.com"], domain="example.com"
+    )
+    bodies = {p.get_content_type(): p.get_content() for p in msg.walk() if not p.is_multipart()}
+    headers = {
+        k: msg[k]
+        for k in ("Subject", "From", "To", "Date", "Message-ID", "In-Reply-To", "References")
+    }
+    return {"headers": headers, "bodies": bodies}
+
+
+def test_slack_snapshots():
+    thread = {"channel": "C0DQ", "ts": "1700000000.000001"}
+    matches_snapshot("slack_new", [c.__dict__ for c in slack_calls(notification(), {}, "C0DQ")])
+    raised = slack_calls(notification(NotifyReason.LEVEL_RAISED), thread, "C0DQ")
+    matches_snapshot("slack_level_raised", [c.__dict__ for c in raised])
+    resolved = slack_calls(notification(NotifyReason.RESOLVED), thread, "C0DQ")
+    matches_snapshot("slack_resolved", [c.__dict__ for c in resolved])
+
+
+def test_pagerduty_snapshots():
+    matches_snapshot("pagerduty_trigger", pagerduty_event(notification(), "ROUTINGKEY"))
+    matches_snapshot(
+        "pagerduty_resolve", pagerduty_event(notification(NotifyReason.RESOLVED), "ROUTINGKEY")
+    )
+
+
+def test_email_snapshots():
+    matches_snapshot("email_new", email_parts(notification()))
+    matches_snapshot("email_repeat", email_parts(notification(NotifyReason.REPEAT)))
+
+
+@pytest.mark.parametrize("field", ["description", "sample"])
+def test_user_text_is_escaped(field):
+    hostile = "<script>alert(1)</script> & <@U123|everyone>"
+    changes = (
+        {"description": hostile} if field == "description" else {"sample": ({"note": hostile},)}
+    )
+    n = notification(**changes)
+    slack_text = json.dumps([c.args for c in slack_calls(n, {}, "C0DQ")])
+    assert "<script>" not in slack_text and "<@U123" not in slack_text
+    assert "&lt;script&gt;" in slack_text and "&amp;" in slack_text
+    html_body = email_parts(n)["bodies"]["text/html"]  # type: ignore[index]
+    assert "<script>" not in html_body and "&lt;script&gt;" in html_body
+
+
+def test_payloads_respect_slack_limits():
+    long = notification(description="x" * 5000, sample=tuple({"c": "y" * 500} for _ in range(50)))
+    root = slack_calls(long, {}, "C0DQ")[0].args
+    for block in root["blocks"]:  # type: ignore[union-attr]
+        text = block.get("text", {}).get("text", "") if isinstance(block.get("text"), dict) else ""
+        assert len(text) <= 3000
+    assert len(root["blocks"]) <= 50  # type: ignore[arg-type]
