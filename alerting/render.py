@@ -25,7 +25,7 @@ def headline(n: Notification) -> str:
     what = (
         f"could not be evaluated: {o.error}"
         if o.status is Status.ERROR
-        else f"failed: {o.failing:,} of {o.total:,} elements ({o.share:.2%})"
+        else f"{o.failing:,} of {o.total:,} elements failing ({o.share:.2%})"
     )
     prefix = {
         NotifyReason.NEW: "",
@@ -33,7 +33,7 @@ def headline(n: Notification) -> str:
         NotifyReason.LEVEL_RAISED: f"Escalated to {n.level.name}: ",
         NotifyReason.LEVEL_LOWERED: f"Lowered to {n.level.name}: ",
     }[n.reason]
-    return f"{prefix}{o.check} {what}"
+    return f"{prefix}{what}"
 
 
 @dataclass(frozen=True)

@@ -106,6 +106,14 @@ mutes = sa.Table(
 )
 
 
+scheduler_windows = sa.Table(
+    "dq_scheduler_windows",
+    metadata,
+    sa.Column("check_name", sa.String(200), primary_key=True),
+    sa.Column("last_window_end", UtcDateTime, nullable=False),
+)
+
+
 def _v1_initial(connection: Connection) -> None:
     metadata.create_all(
         connection,
@@ -113,8 +121,15 @@ def _v1_initial(connection: Connection) -> None:
     )
 
 
+def _v2_scheduler_windows(connection: Connection) -> None:
+    scheduler_windows.create(connection)
+
+
 #: Numbered migrations, applied in order and recorded in dq_schema_versions. Add, never edit.
-MIGRATIONS: list[tuple[int, Callable[[Connection], None]]] = [(1, _v1_initial)]
+MIGRATIONS: list[tuple[int, Callable[[Connection], None]]] = [
+    (1, _v1_initial),
+    (2, _v2_scheduler_windows),
+]
 
 
 def migrate(engine: Engine) -> int:

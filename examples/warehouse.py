@@ -133,6 +133,37 @@ def build_warehouse(
     return Warehouse(base, url, flights=len(flights), lake_flights=len(lake))
 
 
+def append_day(
+    root: str | Path,
+    database_url: str,
+    day: dt.date,
+    *,
+    lake_gap: int = 0,
+    weather: bool = True,
+    ingestion_lag: dt.timedelta = dt.timedelta(hours=2),
+) -> int:
+    """Land one more day of real flights (and weather, unless its feed is "down") in the
+    operational database and the lake, as a nightly load would; the first `lake_gap` flights
+    of the day never reach the lake. Returns how many flights arrived."""
+    base = Path(root).resolve()
+    flights = _flights([day.month], [day.day])
+    lake = flights.drop(flights.index[:lake_gap])
+    table = pa.Table.from_pandas(lake, preserve_index=False)
+    pq.write_to_dataset(table, base / "lake" / "flights", partition_cols=["month", "day"],
+                        coerce_timestamps="us", allow_truncated_timestamps=True)
+    tables = {"flights": _with_ingestion(flights, ingestion_lag)}
+    if weather:
+        tables["weather"] = _with_ingestion(_weather(flights), ingestion_lag)
+    engine = sa.create_engine(database_url)
+    try:
+        with engine.begin() as connection:
+            for name, frame in tables.items():
+                frame.to_sql(name, connection, if_exists="append", index=False, chunksize=5000)
+    finally:
+        engine.dispose()
+    return len(flights)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", default=None, help=f"default ${DEMO_DIR_ENV} or .dq/demo")

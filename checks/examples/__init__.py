@@ -1,6 +1,7 @@
 """Example checks on the demo warehouse (`python -m examples.warehouse` builds it): one of each
 kind a team writes. Importing this package registers them."""
 
+from checks.examples.cancellations import YesterdaysFlightsHaveTimes
 from checks.examples.consistency import OpsAndLakeDailyTotals, OpsAndLakeFlightsMatch
 from checks.examples.freshness import OperationalTablesFresh
 from checks.examples.known_broken import FlightPlanesKnown
@@ -16,4 +17,5 @@ __all__ = [
     "OpsAndLakeDailyTotals",
     "OpsAndLakeFlightsMatch",
     "PlaneLegsDoNotOverlap",
+    "YesterdaysFlightsHaveTimes",
 ]

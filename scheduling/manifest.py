@@ -1,0 +1,45 @@
+"""The check manifest: names and clocks of the registered checks as JSON, shipped next to the DAG
+so that parsing the DAG never imports Spark or the checks themselves."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from scheduling.clocks import Cron, Every
+
+MANIFEST = Path(__file__).resolve().parent.parent / "dags" / "dq_checks.json"
+
+
+def clock_spec(clock: object) -> dict[str, object] | None:
+    if isinstance(clock, Cron):
+        return {"cron": clock.expression, "tz": clock.tz}
+    if isinstance(clock, Every):
+        return {"every_s": clock.interval.total_seconds(), "anchor": clock.anchor.isoformat()}
+    return None
+
+
+def clock_from_spec(spec: dict[str, object] | None) -> Cron | Every | None:
+    import datetime as dt
+
+    if spec is None:
+        return None
+    if "cron" in spec:
+        return Cron(str(spec["cron"]), str(spec.get("tz", "UTC")))
+    return Every(dt.timedelta(seconds=float(spec["every_s"])),  # type: ignore[arg-type]
+                 dt.datetime.fromisoformat(str(spec["anchor"])))
+
+
+def build_manifest(checks: Iterable[type]) -> dict[str, object]:
+    entries = [
+        {"name": c.name, "clock": clock_spec(c.clock), "owner": c.owner,  # type: ignore[attr-defined]
+         "module": c.__module__}
+        for c in sorted(checks, key=lambda c: c.name)  # type: ignore[attr-defined]
+    ]
+    return {"version": 1, "checks": entries}
+
+
+def write_manifest(checks: Iterable[type], path: Path = MANIFEST) -> Path:
+    path.write_text(json.dumps(build_manifest(checks), indent=2, sort_keys=True) + "\n")
+    return path

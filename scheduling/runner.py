@@ -1,0 +1,75 @@
+"""Running checks end to end: evaluate (checks on one source share its read and engine pass),
+record each outcome with its incident and notifications in one transaction, deliver."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from alerting import DeliveryReport, deliver_pending, record_outcome
+from checkers.outcome import CheckOutcome
+from checks import QualityCheck, registered
+from scheduling.settings import Settings
+from scheduling.windows import Window, due_windows, last_window_ends, remember_window_ends
+
+
+@dataclass
+class RunReport:
+    outcomes: list[CheckOutcome] = field(default_factory=list)
+    windows: list[Window] = field(default_factory=list)
+    delivery: DeliveryReport | None = None
+
+
+def run_checks(
+    checks: Sequence[type[QualityCheck]],
+    *,
+    now: dt.datetime,
+    settings: Settings,
+    windows: Sequence[Window] = (),
+    spark: object | None = None,
+) -> RunReport:
+    """Evaluate, record and alert. A failing or broken check never stops the others."""
+    from checks.evaluation import evaluate_checks  # Spark only when something runs
+
+    by_name = {w.check: (w.start, w.end) for w in windows}
+    outcomes = evaluate_checks(list(checks), spark=spark, now=now) if checks else []  # type: ignore[arg-type]
+    for check, outcome in zip(checks, outcomes, strict=True):
+        links = {}
+        if settings.failing_rows is not None and outcome.sample:
+            link = settings.failing_rows.write(outcome, now)
+            if link:
+                links["failing rows"] = link
+        with settings.engine.begin() as connection:
+            record_outcome(connection, outcome, settings.policy_for(check), now,
+                           window=by_name.get(check.name), mutes=settings.mutes, links=links)
+    delivery = deliver_pending(settings.engine, settings.receivers, now)
+    return RunReport(list(outcomes), list(windows), delivery)
+
+
+def due(now: dt.datetime, *, settings: Settings,
+        checks: Sequence[type[QualityCheck]] | None = None) -> list[Window]:
+    """The windows of the checks due at `now` (nothing runs)."""
+    candidates = list(checks) if checks is not None else list(registered().values())
+    return due_windows([(c.name, c.clock) for c in candidates], now,
+                       last_window_ends(settings.engine))
+
+
+def run_due(now: dt.datetime, *, settings: Settings,
+            checks: Sequence[type[QualityCheck]] | None = None,
+            spark: object | None = None) -> RunReport:
+    """One tick of the local scheduler: run what is due since each check's last window, then
+    remember `now` as every considered check's last window end."""
+    candidates = list(checks) if checks is not None else list(registered().values())
+    windows = due(now, settings=settings, checks=candidates)
+    names = {w.check for w in windows}
+    report = run_checks([c for c in candidates if c.name in names], now=now, settings=settings,
+                        windows=windows, spark=spark)
+    remember_window_ends(settings.engine, [c.name for c in candidates], now)
+    return report
+
+
+def run_check(check: type[QualityCheck], *, now: dt.datetime, settings: Settings,
+              spark: object | None = None) -> CheckOutcome:
+    """Run one check now, whatever its clock says."""
+    return run_checks([check], now=now, settings=settings, spark=spark).outcomes[0]
