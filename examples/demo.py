@@ -37,8 +37,13 @@ def _configure(root: Path) -> None:
         logging.getLogger(noisy).setLevel(logging.CRITICAL)
 
 
-def run_demo(root: str | Path, *, first_day: dt.date = FIRST_DAY, last_day: dt.date = LAST_DAY,
-             report: str | Path | None = None) -> dict[str, object]:
+def run_demo(
+    root: str | Path,
+    *,
+    first_day: dt.date = FIRST_DAY,
+    last_day: dt.date = LAST_DAY,
+    report: str | Path | None = None,
+) -> dict[str, object]:
     """Replay `first_day`..`last_day`; returns the last outcome per check and the report path."""
     base = Path(root).resolve()
     base.mkdir(parents=True, exist_ok=True)
@@ -46,6 +51,7 @@ def run_demo(root: str | Path, *, first_day: dt.date = FIRST_DAY, last_day: dt.d
         (base / stale).unlink(missing_ok=True)
     _configure(base)
 
+    import checks.examples as examples
     from checkers.spark import spark_session
     from checks.examples import __all__ as names
     from examples.warehouse import append_day, build_warehouse
@@ -54,36 +60,44 @@ def run_demo(root: str | Path, *, first_day: dt.date = FIRST_DAY, last_day: dt.d
     from scheduling.settings import Settings
     from scheduling.windows import remember_window_ends
 
-    import checks.examples as examples
-
     started = time.perf_counter()
     preload = range(1, first_day.day)
     warehouse = build_warehouse(base, months=[first_day.month], days=preload or [0])
-    print(f"demo warehouse in {base}: {warehouse.flights} flights of December 1-"
-          f"{first_day.day - 1} preloaded", flush=True)
+    print(
+        f"demo warehouse in {base}: {warehouse.flights} flights of December 1-"
+        f"{first_day.day - 1} preloaded",
+        flush=True,
+    )
     settings = Settings.from_environment()
     checks = [getattr(examples, n) for n in names]
     first_tick = dt.datetime.combine(first_day + dt.timedelta(days=1), TICK_TIME, dt.UTC)
-    remember_window_ends(settings.engine, [c.name for c in checks],
-                         first_tick - dt.timedelta(days=1))
+    remember_window_ends(
+        settings.engine, [c.name for c in checks], first_tick - dt.timedelta(days=1)
+    )
     spark = spark_session(app_name="dq-demo")
     latest = {}
     day = first_day
     while day <= last_day:
         gap = LAKE_GAP[1] if day == LAKE_GAP[0] else 0
-        arrived = append_day(base, warehouse.database_url, day, lake_gap=gap,
-                             weather=day != WEATHER_OUTAGE)
+        arrived = append_day(
+            base, warehouse.database_url, day, lake_gap=gap, weather=day != WEATHER_OUTAGE
+        )
         now = dt.datetime.combine(day + dt.timedelta(days=1), TICK_TIME, dt.UTC)
         result = run_due(now, settings=settings, checks=checks, spark=spark)
         counts = Counter(o.status.value for o in result.outcomes)
-        print(f"{day}: {arrived} flights landed; {now:%b %d %H:%M} run: "
-              + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())), flush=True)
+        print(
+            f"{day}: {arrived} flights landed; {now:%b %d %H:%M} run: "
+            + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())),
+            flush=True,
+        )
         latest.update({o.check: o for o in result.outcomes})
         day += dt.timedelta(days=1)
     path = write_report(settings.engine, report or base / "report.html", now=now)
-    print(f"\nSummary after {(time.perf_counter() - started) / 60:.1f} minutes "
-          f"({(last_day - first_day).days + 1} simulated days):")
-    for name, outcome in sorted(latest.items()):
+    print(
+        f"\nSummary after {(time.perf_counter() - started) / 60:.1f} minutes "
+        f"({(last_day - first_day).days + 1} simulated days):"
+    )
+    for _, outcome in sorted(latest.items()):
         print(f"  {outcome.summary()}")
     print(f"\nReport: {path}\nAlerts: {Path(os.environ['DQ_STATE_DIR']) / 'alerts.jsonl'}")
     return {"latest": latest, "report": path}

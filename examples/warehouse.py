@@ -149,8 +149,13 @@ def append_day(
     flights = _flights([day.month], [day.day])
     lake = flights.drop(flights.index[:lake_gap])
     table = pa.Table.from_pandas(lake, preserve_index=False)
-    pq.write_to_dataset(table, base / "lake" / "flights", partition_cols=["month", "day"],
-                        coerce_timestamps="us", allow_truncated_timestamps=True)
+    pq.write_to_dataset(
+        table,
+        base / "lake" / "flights",
+        partition_cols=["month", "day"],
+        coerce_timestamps="us",
+        allow_truncated_timestamps=True,
+    )
     tables = {"flights": _with_ingestion(flights, ingestion_lag)}
     if weather:
         tables["weather"] = _with_ingestion(_weather(flights), ingestion_lag)

@@ -88,8 +88,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         unknown = [n for n in args.checks if n not in checks]
         if unknown or not args.checks:
-            print(f"dq run: unknown checks {unknown}; `dq list` shows them" if unknown
-                  else "dq run: name checks to run, or --due", file=sys.stderr)
+            print(
+                f"dq run: unknown checks {unknown}; `dq list` shows them"
+                if unknown
+                else "dq run: name checks to run, or --due",
+                file=sys.stderr,
+            )
             return EXIT_USAGE
         print(f"dq: running {len(args.checks)} check(s) ...", flush=True)
         report = run_checks([checks[n] for n in args.checks], now=now, settings=settings)

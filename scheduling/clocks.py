@@ -25,6 +25,13 @@ def _aware(moment: dt.datetime) -> dt.datetime:
     return moment
 
 
+def _repeated(moment: dt.datetime, zone: ZoneInfo) -> bool:
+    """Whether `moment` is the second occurrence of its wall-clock time (DST fall back)."""
+    wall = moment.astimezone(zone).replace(tzinfo=None)
+    first = wall.replace(tzinfo=zone, fold=0).astimezone(dt.UTC)
+    return first < moment.astimezone(dt.UTC)
+
+
 @dataclass(frozen=True)
 class Cron:
     """A cron expression read in time zone `tz` (so `0 6 * * *` in Europe/Paris follows DST).
@@ -44,9 +51,14 @@ class Cron:
             raise ValueError(f"unknown time zone {self.tz!r}") from exc
 
     def next_fire(self, after: dt.datetime) -> dt.datetime:
-        """The first fire strictly after `after`."""
-        local = _aware(after).astimezone(ZoneInfo(self.tz))
-        return croniter(self.expression, local).get_next(dt.datetime)  # type: ignore[no-any-return]
+        """The first fire strictly after `after`. As in cron, a job at fixed hours runs once
+        when DST repeats an hour; wildcard-hour jobs follow elapsed time and run in both."""
+        zone = ZoneInfo(self.tz)
+        iterator = croniter(self.expression, _aware(after).astimezone(zone))
+        while True:
+            fire: dt.datetime = iterator.get_next(dt.datetime)
+            if self.expression.split()[1] == "*" or not _repeated(fire, zone):
+                return fire
 
     def fires_between(self, start: dt.datetime, end: dt.datetime) -> bool:
         return self.next_fire(start) <= _aware(end)

@@ -20,8 +20,11 @@ class RunRecord:
 
 
 def history(engine: Engine, check: str | None = None, *, limit: int = 50) -> list[RunRecord]:
-    query = sa.select(runs.c.outcome, runs.c.window_start, runs.c.window_end).order_by(
-        runs.c.id.desc()).limit(limit)
+    query = (
+        sa.select(runs.c.outcome, runs.c.window_start, runs.c.window_end)
+        .order_by(runs.c.id.desc())
+        .limit(limit)
+    )
     if check is not None:
         query = query.where(runs.c.check_name == check)
     with engine.connect() as connection:

@@ -6,8 +6,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scheduling.clocks import Cron, Every
+
+if TYPE_CHECKING:
+    from checks.base import QualityCheck
 
 MANIFEST = Path(__file__).resolve().parent.parent / "dags" / "dq_checks.json"
 
@@ -27,19 +31,25 @@ def clock_from_spec(spec: dict[str, object] | None) -> Cron | Every | None:
         return None
     if "cron" in spec:
         return Cron(str(spec["cron"]), str(spec.get("tz", "UTC")))
-    return Every(dt.timedelta(seconds=float(spec["every_s"])),  # type: ignore[arg-type]
-                 dt.datetime.fromisoformat(str(spec["anchor"])))
+    return Every(
+        dt.timedelta(seconds=float(spec["every_s"])),  # type: ignore[arg-type]
+        dt.datetime.fromisoformat(str(spec["anchor"])),
+    )
 
 
-def build_manifest(checks: Iterable[type]) -> dict[str, object]:
+def build_manifest(checks: Iterable[type[QualityCheck]]) -> dict[str, object]:
     entries = [
-        {"name": c.name, "clock": clock_spec(c.clock), "owner": c.owner,  # type: ignore[attr-defined]
-         "module": c.__module__}
-        for c in sorted(checks, key=lambda c: c.name)  # type: ignore[attr-defined]
+        {
+            "name": c.name,
+            "clock": clock_spec(c.clock),
+            "owner": c.owner,
+            "module": c.__module__,
+        }
+        for c in sorted(checks, key=lambda c: c.name)
     ]
     return {"version": 1, "checks": entries}
 
 
-def write_manifest(checks: Iterable[type], path: Path = MANIFEST) -> Path:
+def write_manifest(checks: Iterable[type[QualityCheck]], path: Path = MANIFEST) -> Path:
     path.write_text(json.dumps(build_manifest(checks), indent=2, sort_keys=True) + "\n")
     return path

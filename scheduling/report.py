@@ -25,23 +25,34 @@ e = html.escape
 
 CSS = """
 body{font-family:system-ui,sans-serif;margin:2rem;color:#222}
-table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.3rem .6rem;text-align:left}
-.passed{color:#1a7f37}.tolerated{color:#7d6608}.failed{color:#b42318;font-weight:600}.error{color:#8a2be2;font-weight:600}
+table{border-collapse:collapse;margin:1rem 0}
+td,th{border:1px solid #ccc;padding:.3rem .6rem;text-align:left}
+.passed{color:#1a7f37}.tolerated{color:#7d6608}
+.failed{color:#b42318;font-weight:600}.error{color:#8a2be2;font-weight:600}
 .plot{display:inline-block;margin:.5rem 1rem .5rem 0}.plot h4{margin:.2rem 0;font-weight:500}
 """
 
 
-def _points(records: Sequence[tuple[dt.datetime, CheckOutcome]]) -> dict[str, list[tuple[dt.datetime, float, bool]]]:
+Series = dict[str, list[tuple[dt.datetime, float, bool]]]
+
+
+def _points(records: Sequence[tuple[dt.datetime, CheckOutcome]]) -> Series:
     """Numeric metric series of one check: name -> [(time, value, run failed)]."""
-    series: dict[str, list[tuple[dt.datetime, float, bool]]] = defaultdict(list)
+    series: Series = defaultdict(list)
     for at, outcome in records:
         bad = outcome.status in (Status.FAILED, Status.ERROR)
         if outcome.total:
             series["failing share"].append((at, outcome.failing / outcome.total, bad))
         for name, value in outcome.metrics.items():
-            if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+            if (
+                isinstance(value, int | float)
+                and not isinstance(value, bool)
+                and math.isfinite(value)
+            ):
                 series[name].append((at, float(value), bad))
-    varying = {k: v for k, v in series.items() if len({p[1] for p in v}) > 1 or k == "failing share"}
+    varying = {
+        k: v for k, v in series.items() if len({p[1] for p in v}) > 1 or k == "failing share"
+    }
     return dict(list(varying.items())[:MAX_SERIES])
 
 
@@ -77,8 +88,11 @@ def svg_plot(name: str, points: Sequence[tuple[dt.datetime, float, bool]]) -> st
     for (at, value, failed), outlier in zip(points, outliers(values), strict=True):
         colour = "#b42318" if failed else "#e36c09" if outlier else "#2f6fdf"
         radius = 4 if failed or outlier else 2.5
-        label = f"{at:%Y-%m-%d %H:%M} {value:.6g}" + (" failed" if failed else "") + (
-            " outlier" if outlier else "")
+        label = (
+            f"{at:%Y-%m-%d %H:%M} {value:.6g}"
+            + (" failed" if failed else "")
+            + (" outlier" if outlier else "")
+        )
         marks.append(
             f'<circle cx="{x(at.timestamp()):.1f}" cy="{y(value):.1f}" r="{radius}" '
             f'fill="{colour}"><title>{e(label)}</title></circle>'
@@ -91,7 +105,8 @@ def svg_plot(name: str, points: Sequence[tuple[dt.datetime, float, bool]]) -> st
         f'<text x="4" y="14" font-size="10">{v1:.6g}</text>'
         f'<text x="4" y="{height - 6}" font-size="10">{v0:.6g}</text>'
         f'<polyline fill="none" stroke="#2f6fdf" stroke-width="1.5" points="{line}"/>'
-        + "".join(marks) + "</svg></div>"
+        + "".join(marks)
+        + "</svg></div>"
     )
 
 
@@ -106,9 +121,17 @@ def _latest_table(latest: dict[str, tuple[dt.datetime, CheckOutcome]]) -> str:
             f"<td>{e(level)}</td><td>{e(counts)}</td><td>{e(detail)}</td>"
             f"<td>{at:%Y-%m-%d %H:%M}</td><td>{e(o.description)}</td></tr>"
         )
-    return ("<table><tr><th>check</th><th>status</th><th>level</th><th>failing / total</th>"
-            "<th>keys or error</th><th>run</th><th>why it matters</th></tr>"
-            + "".join(rows) + "</table>")
+    return (
+        "<table><tr><th>check</th><th>status</th><th>level</th><th>failing / total</th>"
+        "<th>keys or error</th><th>run</th><th>why it matters</th></tr>"
+        + "".join(rows)
+        + "</table>"
+    )
+
+
+def _when(value: dt.datetime | None) -> str:
+    moment = as_utc(value)
+    return moment.strftime("%Y-%m-%d %H:%M") if moment else ""
 
 
 def _incident_table(engine: Engine) -> str:
@@ -117,19 +140,21 @@ def _incident_table(engine: Engine) -> str:
         items = [
             f"<tr><td>{e(r['check_name'])}</td><td>{e(r['status'])}</td>"
             f"<td>{e(AlertLevel(r['peak_level']).name)}</td><td>{r['failing_runs']}</td>"
-            f"<td>{as_utc(r['opened_at']):%Y-%m-%d %H:%M}</td>"
-            f"<td>{as_utc(r['resolved_at']).strftime('%Y-%m-%d %H:%M') if r['resolved_at'] else ''}</td></tr>"
+            f"<td>{_when(r['opened_at'])}</td><td>{_when(r['resolved_at'])}</td></tr>"
             for r in rows
         ]
-    return ("<table><tr><th>check</th><th>status</th><th>peak level</th><th>failing runs</th>"
-            "<th>opened</th><th>resolved</th></tr>" + "".join(items) + "</table>")
+    return (
+        "<table><tr><th>check</th><th>status</th><th>peak level</th><th>failing runs</th>"
+        "<th>opened</th><th>resolved</th></tr>" + "".join(items) + "</table>"
+    )
 
 
 def render_report(engine: Engine, *, now: dt.datetime, title: str = "dq-checkers report") -> str:
     with engine.connect() as connection:
         rows = connection.execute(
-            sa.select(runs.c.check_name, runs.c.outcome, runs.c.started_at, runs.c.window_end)
-            .order_by(runs.c.id)
+            sa.select(
+                runs.c.check_name, runs.c.outcome, runs.c.started_at, runs.c.window_end
+            ).order_by(runs.c.id)
         ).all()
     per_check: dict[str, list[tuple[dt.datetime, CheckOutcome]]] = defaultdict(list)
     for name, text, started, window_end in rows:
@@ -142,7 +167,7 @@ def render_report(engine: Engine, *, now: dt.datetime, title: str = "dq-checkers
         charts = "".join(svg_plot(label, pts) for label, pts in series.items() if len(pts) > 1)
         if charts:
             plots.append(f"<h3>{e(name)}</h3>{charts}")
-    statuses = defaultdict(int)
+    statuses: dict[str, int] = defaultdict(int)
     for _, outcome in latest.values():
         statuses[outcome.status.value] += 1
     summary = ", ".join(f"{count} {status}" for status, count in sorted(statuses.items()))

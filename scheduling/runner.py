@@ -41,35 +41,75 @@ def run_checks(
             if link:
                 links["failing rows"] = link
         with settings.engine.begin() as connection:
-            record_outcome(connection, outcome, settings.policy_for(check), now,
-                           window=by_name.get(check.name), mutes=settings.mutes, links=links)
+            record_outcome(
+                connection,
+                outcome,
+                settings.policy_for(check),
+                now,
+                window=by_name.get(check.name),
+                mutes=settings.mutes,
+                links=links,
+            )
     delivery = deliver_pending(settings.engine, settings.receivers, now)
     return RunReport(list(outcomes), list(windows), delivery)
 
 
-def due(now: dt.datetime, *, settings: Settings,
-        checks: Sequence[type[QualityCheck]] | None = None) -> list[Window]:
+def due(
+    now: dt.datetime, *, settings: Settings, checks: Sequence[type[QualityCheck]] | None = None
+) -> list[Window]:
     """The windows of the checks due at `now` (nothing runs)."""
     candidates = list(checks) if checks is not None else list(registered().values())
-    return due_windows([(c.name, c.clock) for c in candidates], now,
-                       last_window_ends(settings.engine))
+    return due_windows(
+        [(c.name, c.clock) for c in candidates], now, last_window_ends(settings.engine)
+    )
 
 
-def run_due(now: dt.datetime, *, settings: Settings,
-            checks: Sequence[type[QualityCheck]] | None = None,
-            spark: object | None = None) -> RunReport:
+def run_due(
+    now: dt.datetime,
+    *,
+    settings: Settings,
+    checks: Sequence[type[QualityCheck]] | None = None,
+    spark: object | None = None,
+) -> RunReport:
     """One tick of the local scheduler: run what is due since each check's last window, then
     remember `now` as every considered check's last window end."""
     candidates = list(checks) if checks is not None else list(registered().values())
     windows = due(now, settings=settings, checks=candidates)
     names = {w.check for w in windows}
-    report = run_checks([c for c in candidates if c.name in names], now=now, settings=settings,
-                        windows=windows, spark=spark)
+    report = run_checks(
+        [c for c in candidates if c.name in names],
+        now=now,
+        settings=settings,
+        windows=windows,
+        spark=spark,
+    )
     remember_window_ends(settings.engine, [c.name for c in candidates], now)
     return report
 
 
-def run_check(check: type[QualityCheck], *, now: dt.datetime, settings: Settings,
-              spark: object | None = None) -> CheckOutcome:
+def run_check(
+    check: type[QualityCheck], *, now: dt.datetime, settings: Settings, spark: object | None = None
+) -> CheckOutcome:
     """Run one check now, whatever its clock says."""
     return run_checks([check], now=now, settings=settings, spark=spark).outcomes[0]
+
+
+def run_named(names: Sequence[str], *, start: dt.datetime, end: dt.datetime) -> list[CheckOutcome]:
+    """Run the named checks for the window (start, end] with settings from the environment (the
+    Airflow task's entry point). Checks come from the packages in DQ_CHECKS (default `checks`)."""
+    import os
+
+    from checks import discover
+    from scheduling.settings import Settings
+
+    found: dict[str, type[QualityCheck]] = {}
+    for package in os.environ.get("DQ_CHECKS", "checks").split(","):
+        found.update(discover(package.strip()))
+    missing = [n for n in names if n not in found]
+    if missing:
+        raise LookupError(f"checks {missing} are not registered; is the manifest stale?")
+    windows = [Window(n, start, end) for n in names]
+    report = run_checks(
+        [found[n] for n in names], now=end, settings=Settings.from_environment(), windows=windows
+    )
+    return report.outcomes

@@ -76,7 +76,10 @@ class Settings:
 
     @classmethod
     def from_environment(
-        cls, *, database_url: str | None = None, config_path: str | Path | None = None,
+        cls,
+        *,
+        database_url: str | None = None,
+        config_path: str | Path | None = None,
         receivers: Mapping[str, Receiver] | None = None,
     ) -> Settings:
         found, routes = _from_environment()
