@@ -4,6 +4,7 @@ when the clock is built, that is when the check class is defined."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass
 from typing import Protocol
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -23,6 +24,65 @@ def _aware(moment: dt.datetime) -> dt.datetime:
     if moment.tzinfo is None:
         raise ValueError(f"clocks need time-zone aware datetimes, got {moment!r}")
     return moment
+
+
+FAST_WINDOW = dt.timedelta(hours=2)
+#: minute, hour, day, month, cron weekday (0 = Sunday), and whether DST repeats this wall time
+Minute = tuple[int, int, int, int, int, bool]
+
+
+@functools.lru_cache(maxsize=64)
+def _local_minutes(tz: str, start: dt.datetime, end: dt.datetime) -> tuple[Minute, ...]:
+    """The whole minutes t with start < t <= end, as local fields in `tz` (shared by all
+    checks of a window)."""
+    zone = ZoneInfo(tz)
+    first = start.astimezone(dt.UTC).replace(second=0, microsecond=0) + dt.timedelta(minutes=1)
+    minutes = []
+    moment = first
+    while moment <= end:
+        local = moment.astimezone(zone)
+        minutes.append((local.minute, local.hour, local.day, local.month,
+                        (local.weekday() + 1) % 7, _repeated(moment, zone)))
+        moment += dt.timedelta(minutes=1)
+    return tuple(minutes)
+
+
+@dataclass(frozen=True)
+class _Fields:
+    """A cron expression's fields as sets (None: any); only plain expressions qualify."""
+
+    minutes: frozenset[int] | None
+    hours: frozenset[int] | None
+    days: frozenset[int] | None
+    months: frozenset[int] | None
+    weekdays: frozenset[int] | None
+
+    @classmethod
+    def parse(cls, expression: str) -> _Fields | None:
+        parts = expression.split()
+        if len(parts) != 5 or any(c in expression for c in "LW#?"):
+            return None  # special syntax: croniter decides
+        try:
+            expanded = croniter.expand(expression)[0]
+        except Exception:
+            return None
+        sets = [None if values == ["*"] else frozenset(int(v) % 7 if i == 4 else int(v)
+                                                       for v in values)
+                for i, values in enumerate(expanded)]
+        return cls(*sets)
+
+    def matches(self, minute: int, hour: int, day: int, month: int, weekday: int) -> bool:
+        if self.minutes is not None and minute not in self.minutes:
+            return False
+        if self.hours is not None and hour not in self.hours:
+            return False
+        if self.months is not None and month not in self.months:
+            return False
+        day_ok = self.days is None or day in self.days
+        weekday_ok = self.weekdays is None or weekday in self.weekdays
+        if self.days is not None and self.weekdays is not None:
+            return day_ok or weekday_ok  # cron: either restricted day field may match
+        return day_ok and weekday_ok
 
 
 def _repeated(moment: dt.datetime, zone: ZoneInfo) -> bool:
@@ -61,7 +121,26 @@ class Cron:
                 return fire
 
     def fires_between(self, start: dt.datetime, end: dt.datetime) -> bool:
+        fast = self._fields
+        zone = ZoneInfo(self.tz)
+        if (
+            fast is not None
+            and _aware(end) - _aware(start) <= FAST_WINDOW
+            and start.astimezone(zone).utcoffset() == end.astimezone(zone).utcoffset()
+        ):
+            # A short window without a DST change: match its minutes against the fields
+            # (about 20 times faster than croniter; a registry of 1,000 checks is due-checked
+            # every 15 minutes).
+            fixed_hour = self.expression.split()[1] != "*"
+            return any(
+                fast.matches(*m[:5]) and not (fixed_hour and m[5])
+                for m in _local_minutes(self.tz, start, end)
+            )
         return self.next_fire(start) <= _aware(end)
+
+    @functools.cached_property
+    def _fields(self) -> _Fields | None:
+        return _Fields.parse(self.expression)
 
     def __str__(self) -> str:
         return f"cron {self.expression!r} ({self.tz})"
