@@ -56,13 +56,25 @@ def clocks(count: int) -> list[tuple[str, Cron]]:
 def parse_time(count: int) -> tuple[float, float, int]:
     with tempfile.TemporaryDirectory() as home:
         manifest = Path(home) / "manifest.json"
-        entries = [{"name": n, "clock": clock_spec(c), "owner": "", "module": "bench"}
-                   for n, c in clocks(count)]
+        entries = [
+            {"name": n, "clock": clock_spec(c), "owner": "", "module": "bench"}
+            for n, c in clocks(count)
+        ]
         manifest.write_text(json.dumps({"version": 1, "checks": entries}))
-        env = {**os.environ, "AIRFLOW_HOME": home, "DQ_MANIFEST": str(manifest),
-               "AIRFLOW__CORE__LOAD_EXAMPLES": "False", "PYTHONPATH": str(ROOT)}
-        out = subprocess.run([sys.executable, "-c", PARSE, str(ROOT / "dags" / "dq_checks.py")],
-                             env=env, check=True, capture_output=True, text=True)
+        env = {
+            **os.environ,
+            "AIRFLOW_HOME": home,
+            "DQ_MANIFEST": str(manifest),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "PYTHONPATH": str(ROOT),
+        }
+        out = subprocess.run(
+            [sys.executable, "-c", PARSE, str(ROOT / "dags" / "dq_checks.py")],
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         imported, parsed, tasks = out.stdout.split()[-3:]
         return float(imported), float(parsed), int(tasks)
 
@@ -80,13 +92,16 @@ def due_time(count: int, repeats: int = 7) -> tuple[float, int]:
 
 
 def run() -> str:
-    lines = ["| checks | tasks | import airflow (s) | DAG parse (s) | due evaluation (ms) | due |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| checks | tasks | import airflow (s) | DAG parse (s) | due evaluation (ms) | due |",
+        "|---|---|---|---|---|---|",
+    ]
     for count in SIZES:
         imported, parsed, tasks = parse_time(count)
         seconds, due = due_time(count)
-        lines.append(f"| {count} | {tasks} | {imported:.2f} | {parsed:.2f} | "
-                     f"{seconds * 1000:.1f} | {due} |")
+        lines.append(
+            f"| {count} | {tasks} | {imported:.2f} | {parsed:.2f} | {seconds * 1000:.1f} | {due} |"
+        )
     return "\n".join(lines)
 
 

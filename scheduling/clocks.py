@@ -41,8 +41,16 @@ def _local_minutes(tz: str, start: dt.datetime, end: dt.datetime) -> tuple[Minut
     moment = first
     while moment <= end:
         local = moment.astimezone(zone)
-        minutes.append((local.minute, local.hour, local.day, local.month,
-                        (local.weekday() + 1) % 7, _repeated(moment, zone)))
+        minutes.append(
+            (
+                local.minute,
+                local.hour,
+                local.day,
+                local.month,
+                (local.weekday() + 1) % 7,
+                _repeated(moment, zone),
+            )
+        )
         moment += dt.timedelta(minutes=1)
     return tuple(minutes)
 
@@ -66,9 +74,10 @@ class _Fields:
             expanded = croniter.expand(expression)[0]
         except Exception:
             return None
-        sets = [None if values == ["*"] else frozenset(int(v) % 7 if i == 4 else int(v)
-                                                       for v in values)
-                for i, values in enumerate(expanded)]
+        sets = [
+            None if values == ["*"] else frozenset(int(v) % 7 if i == 4 else int(v) for v in values)
+            for i, values in enumerate(expanded)
+        ]
         return cls(*sets)
 
     def matches(self, minute: int, hour: int, day: int, month: int, weekday: int) -> bool:

@@ -88,10 +88,18 @@ def run_due(
 
 
 def run_check(
-    check: type[QualityCheck], *, now: dt.datetime, settings: Settings, spark: object | None = None
+    check: type[QualityCheck],
+    *,
+    now: dt.datetime | None = None,
+    settings: Settings | None = None,
+    spark: object | None = None,
 ) -> CheckOutcome:
-    """Run one check now, whatever its clock says."""
-    return run_checks([check], now=now, settings=settings, spark=spark).outcomes[0]
+    """Run one check whatever its clock says: evaluate, record, alert. Settings default to the
+    environment's, `now` to the current time."""
+    from checkers.storage import utc_now
+
+    chosen = settings or Settings.from_environment()
+    return run_checks([check], now=now or utc_now(), settings=chosen, spark=spark).outcomes[0]
 
 
 def run_named(names: Sequence[str], *, start: dt.datetime, end: dt.datetime) -> list[CheckOutcome]:

@@ -53,3 +53,18 @@ def test_report_command_writes_the_page(spark, cli_env, tmp_path, capsys):
     out = tmp_path / "report.html"
     assert main(["report", "--out", str(out)]) == EXIT_OK
     assert "cli_positive" in out.read_text()
+
+
+def test_run_check_records_and_alerts_with_environment_settings(spark, cli_env):
+    import datetime as dt
+
+    from scheduling import run_check
+    from scheduling.history import history
+    from scheduling.settings import Settings
+    from tests.scheduling.cli_fixture_checks import CliDaily
+
+    cli_env.write_text("n,label\n1,a\n20,b\n")
+    outcome = run_check(CliDaily, now=dt.datetime(2026, 11, 22, 6, 0, tzinfo=dt.UTC))
+    assert outcome.failing == 1
+    [record] = history(Settings.from_environment().engine, "cli_daily")
+    assert record.outcome == outcome

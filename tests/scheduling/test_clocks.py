@@ -57,16 +57,27 @@ def test_naive_datetimes_are_refused():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-EXPRESSIONS = ["*/15 * * * *", "0 * * * *", "30 2 * * *", "5 6 * * 1-5", "0 0 1 * *",
-               "*/7 3-5 * * *", "0 12 13 * 5", "45 23 * 2 *"]
+EXPRESSIONS = [
+    "*/15 * * * *",
+    "0 * * * *",
+    "30 2 * * *",
+    "5 6 * * 1-5",
+    "0 0 1 * *",
+    "*/7 3-5 * * *",
+    "0 12 13 * 5",
+    "45 23 * 2 *",
+]
 
 
 @settings(max_examples=300, deadline=None)
 @given(
     expression=st.sampled_from(EXPRESSIONS),
     tz=st.sampled_from(["UTC", "Europe/Paris", "America/New_York"]),
-    start=st.datetimes(min_value=dt.datetime(2026, 1, 1), max_value=dt.datetime(2026, 12, 31),
-                       timezones=st.just(dt.UTC)),
+    start=st.datetimes(
+        min_value=dt.datetime(2026, 1, 1),
+        max_value=dt.datetime(2026, 12, 31),
+        timezones=st.just(dt.UTC),
+    ),
     minutes=st.sampled_from([1, 15, 60, 119]),
 )
 def test_the_fast_window_match_agrees_with_croniter(expression, tz, start, minutes):
@@ -79,13 +90,15 @@ def test_the_fast_window_match_agrees_with_croniter(expression, tz, start, minut
 @given(
     expression=st.sampled_from(EXPRESSIONS),
     tz=st.sampled_from(["Europe/Paris", "America/New_York"]),
-    day=st.sampled_from([dt.date(2026, 3, 29), dt.date(2026, 10, 25), dt.date(2026, 3, 8),
-                         dt.date(2026, 11, 1)]),
+    day=st.sampled_from(
+        [dt.date(2026, 3, 29), dt.date(2026, 10, 25), dt.date(2026, 3, 8), dt.date(2026, 11, 1)]
+    ),
     offset=st.integers(0, 48 * 60),
     minutes=st.sampled_from([1, 15, 60]),
 )
-def test_the_fast_window_match_agrees_with_croniter_around_dst(expression, tz, day, offset,
-                                                               minutes):
+def test_the_fast_window_match_agrees_with_croniter_around_dst(
+    expression, tz, day, offset, minutes
+):
     clock = Cron(expression, tz=tz)
     start = dt.datetime.combine(day, dt.time(), dt.UTC) + dt.timedelta(minutes=offset - 24 * 60)
     end = start + dt.timedelta(minutes=minutes)

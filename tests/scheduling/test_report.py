@@ -23,10 +23,15 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 def _outcome(day: int, flights: int, failing: int) -> CheckOutcome:
     status = Status.FAILED if failing > 10 else Status.PASSED
     return CheckOutcome(
-        check="flights_have_times", status=status,
+        check="flights_have_times",
+        status=status,
         level=AlertLevel.ERROR if status is Status.FAILED else AlertLevel.OK,
-        failing=failing, total=flights, unexcused=failing, description=HOSTILE,
-        metrics={"failing": failing, "rows": flights}, failing_keys=(HOSTILE,) if failing else (),
+        failing=failing,
+        total=flights,
+        unexcused=failing,
+        description=HOSTILE,
+        metrics={"failing": failing, "rows": flights},
+        failing_keys=(HOSTILE,) if failing else (),
         started_at=T0 + dt.timedelta(days=day),
     )
 
@@ -57,17 +62,30 @@ def test_report_is_self_contained_and_escaped(report):
 def test_report_renders_in_headless_chromium(report, tmp_path):
     assert CHROMIUM is not None, "headless Chromium is missing: `make test` installs it"
     result = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
-         "--dump-dom", report.as_uri()],
-        capture_output=True, text=True, timeout=120,
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--dump-dom",
+            report.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     dom = result.stdout
     assert result.returncode == 0, result.stderr[-2000:]
     assert "<title>dq-checkers report</title>" in dom  # the hostile script never ran
     assert "Latest outcome per check" in dom and "flights_have_times" in dom
     assert len(re.findall(r"<polyline", dom)) == 3 and "<circle" in dom
-    assert "&lt;script&gt;document.title" in dom and "<img src=\"x\"" not in dom
+    assert "&lt;script&gt;document.title" in dom and '<img src="x"' not in dom
     console = [line for line in result.stderr.splitlines() if "CONSOLE" in line]
     assert console == []
