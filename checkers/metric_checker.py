@@ -3,41 +3,18 @@ element: it fails when its assertion rejects the metric or the metric cannot be 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from pyspark.sql import DataFrame
 
 from checkers._checker import Checker, CheckerPlan, CheckerResult
 from checkers.metrics import Analyzer, Metric, Size
+from checkers.metrics.constraints import MetricConstraint
 from checkers.outcome import json_safe
 from checkers.tolerances import KnownBroken
 
-#: A Python callable on the metric's value: a number, or a mapping for distributions.
-MetricAssertion = Callable[[float], object] | Callable[[Mapping[str, object]], object]
-
-
-@dataclass(frozen=True)
-class MetricConstraint:
-    """`assertion(metric value)` must hold; the assertion runs in Python on the computed value.
-
-    >>> MetricConstraint(Completeness("dep_time"), lambda v: v >= 0.95, "dep_time mostly set")
-    """
-
-    analyzer: Analyzer
-    assertion: MetricAssertion
-    description: str = ""
-
-    def evaluate(self, metric: Metric) -> str | None:
-        """Why the constraint fails, or None when it holds."""
-        if not metric.ok:
-            return f"metric could not be computed: {metric.error}"
-        try:
-            holds = bool(self.assertion(metric.value))  # type: ignore[arg-type]
-        except Exception as exc:  # a broken assertion fails its constraint, visibly
-            return f"assertion raised {type(exc).__name__}: {exc}"
-        return None if holds else f"value {metric.value!r} does not meet the constraint"
+__all__ = ["ConstraintSource", "MetricChecker", "MetricConstraint"]
 
 
 class ConstraintSource(Protocol):
@@ -80,8 +57,8 @@ class MetricChecker(Checker):
             failed, values = [], {}
             for constraint in self.constraints:
                 metric = metrics[constraint.analyzer]
-                label = constraint.description or repr(constraint.analyzer)
-                values[label] = json_safe(metric.value) if metric.ok else None
+                label = constraint.name
+                values[label] = json_safe(constraint.value(metric)) if metric.ok else None
                 reason = constraint.evaluate(metric)
                 if reason is not None:
                     failed.append(
@@ -89,7 +66,7 @@ class MetricChecker(Checker):
                             "constraint": label,
                             "metric": metric.name,
                             "instance": metric.instance,
-                            "value": json_safe(metric.value),
+                            "value": json_safe(constraint.value(metric)) if metric.ok else None,
                             "reason": reason,
                         }
                     )

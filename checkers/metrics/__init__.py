@@ -10,6 +10,8 @@ from checkers.metrics._metric import (
     MetricValue,
 )
 from checkers.metrics._serde import STATE_FORMAT_VERSION, StateFormatError
+from checkers.metrics.check import Check, CheckLevel
+from checkers.metrics.constraints import ConstraintStatus, MetricConstraint
 from checkers.metrics.counts import (
     Completeness,
     Compliance,
@@ -73,9 +75,15 @@ __all__ = [
     "ApproxCountDistinct",
     "ApproxQuantile",
     "ApproxQuantiles",
+    "Check",
+    "CheckLevel",
+    "CheckResult",
+    "CheckStatus",
     "CoMomentsState",
     "Completeness",
     "Compliance",
+    "ConstraintResult",
+    "ConstraintStatus",
     "Correlation",
     "CountDistinct",
     "CountWhere",
@@ -98,6 +106,7 @@ __all__ = [
     "Mean",
     "Metric",
     "MetricComputationError",
+    "MetricConstraint",
     "MetricValue",
     "MinLength",
     "MinState",
@@ -121,7 +130,17 @@ __all__ = [
     "SumState",
     "UniqueValueRatio",
     "Uniqueness",
+    "VerificationResult",
+    "VerificationSuite",
     "load_states",
     "metrics_for_view",
     "run_analysis",
 ]
+
+from checkers.metrics.verification import (
+    CheckResult,
+    CheckStatus,
+    ConstraintResult,
+    VerificationResult,
+    VerificationSuite,
+)

@@ -12,7 +12,13 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructType
 
-from checkers.metrics._metric import Entity, Metric, MetricComputationError, MetricValue
+from checkers.metrics._metric import (
+    EmptyStateError,
+    Entity,
+    Metric,
+    MetricComputationError,
+    MetricValue,
+)
 from checkers.metrics._schema import resolve_type, type_name
 
 S = TypeVar("S", bound="State")
@@ -105,7 +111,7 @@ class Analyzer(ABC):
         try:
             return Metric(self, value=self.compute_value(state))
         except MetricComputationError as exc:
-            return Metric(self, error=str(exc))
+            return Metric(self, error=str(exc), empty=isinstance(exc, EmptyStateError))
 
     def __repr__(self) -> str:
         fields = [f"{k}={v!r}" for k, v in vars(self).items() if v not in (None, ())]

@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from checkers.metrics._analyzer import Analyzer, FrequencyAnalyzer, FrequencySummary, FrequencyView
-from checkers.metrics._metric import Metric, MetricComputationError
+from checkers.metrics._metric import EmptyStateError, Metric, MetricComputationError
 from checkers.metrics._schema import resolve_type
 from checkers.metrics.frequencies import COUNT, SET_ID, FrequencyState, key_column
 
@@ -266,4 +266,4 @@ def _value(
     try:
         return Metric(analyzer, value=analyzer.value_from_frequencies(summary, extras))
     except MetricComputationError as exc:
-        return Metric(analyzer, error=str(exc))
+        return Metric(analyzer, error=str(exc), empty=isinstance(exc, EmptyStateError))

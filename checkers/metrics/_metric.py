@@ -36,6 +36,8 @@ class Metric:
     analyzer: Analyzer
     value: MetricValue | None = None
     error: str | None = None
+    #: The error is an empty state: no rows (or no non-NULL values) reached the analyzer.
+    empty: bool = False
 
     @property
     def ok(self) -> bool:
