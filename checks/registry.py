@@ -40,8 +40,13 @@ def get(name: str) -> type[QualityCheck]:
 
 
 def discover(package: str) -> dict[str, type[QualityCheck]]:
-    """Import every module under `package` (checks register themselves) and return the registry."""
+    """Import every module under `package` (checks register themselves) and return the checks
+    defined there."""
     module = importlib.import_module(package)
     for info in pkgutil.walk_packages(getattr(module, "__path__", []), prefix=f"{package}."):
         importlib.import_module(info.name)
-    return registered()
+    return {
+        name: check
+        for name, check in registered().items()
+        if check.__module__ == package or check.__module__.startswith(f"{package}.")
+    }

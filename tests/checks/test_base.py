@@ -100,3 +100,12 @@ def test_sources_may_depend_on_the_run_time():
 
     check = Daily(now=dt.datetime(2026, 11, 21, tzinfo=dt.UTC))
     assert check.sources() == {"data": TableParser("events_20261121")}
+
+
+def test_discover_returns_only_the_packages_checks():
+    from checks import discover
+
+    found = discover("checks.examples")
+    assert "flight_destinations_known" in found
+    assert all(c.__module__.startswith("checks.examples.") for c in found.values())
+    assert "bookings_have_cars" not in found  # registered by a test module, not the package
