@@ -10,6 +10,16 @@ from checkers.metrics._metric import (
     MetricValue,
 )
 from checkers.metrics._serde import STATE_FORMAT_VERSION, StateFormatError
+from checkers.metrics.anomaly import (
+    AbsoluteChange,
+    Anomaly,
+    AnomalyStrategy,
+    BatchNormal,
+    OnlineNormal,
+    RelativeRateOfChange,
+    Seasonal,
+    SimpleThreshold,
+)
 from checkers.metrics.check import Check, CheckLevel
 from checkers.metrics.constraints import ConstraintStatus, MetricConstraint
 from checkers.metrics.counts import (
@@ -70,11 +80,15 @@ from checkers.metrics.state_stores import (
 
 __all__ = [
     "STATE_FORMAT_VERSION",
+    "AbsoluteChange",
     "AnalysisResult",
     "Analyzer",
+    "Anomaly",
+    "AnomalyStrategy",
     "ApproxCountDistinct",
     "ApproxQuantile",
     "ApproxQuantiles",
+    "BatchNormal",
     "Check",
     "CheckLevel",
     "CheckResult",
@@ -107,7 +121,9 @@ __all__ = [
     "Metric",
     "MetricComputationError",
     "MetricConstraint",
+    "MetricRecord",
     "MetricValue",
+    "MetricsRepository",
     "MinLength",
     "MinState",
     "Minimum",
@@ -116,9 +132,14 @@ __all__ = [
     "NullBehavior",
     "NumMatchesAndCountState",
     "NumMatchesState",
+    "OnlineNormal",
     "PatternMatch",
     "Patterns",
+    "RelativeRateOfChange",
+    "ResultKey",
     "ScanShareableAnalyzer",
+    "Seasonal",
+    "SimpleThreshold",
     "Size",
     "SketchPlan",
     "SqlStateStore",
@@ -137,6 +158,7 @@ __all__ = [
     "run_analysis",
 ]
 
+from checkers.metrics.repository import MetricRecord, MetricsRepository, ResultKey
 from checkers.metrics.verification import (
     CheckResult,
     CheckStatus,

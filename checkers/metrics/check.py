@@ -16,6 +16,7 @@ from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
 
 from checkers.metrics._analyzer import Analyzer
+from checkers.metrics.anomaly import AnomalyStrategy
 from checkers.metrics.constraints import MetricAssertion, MetricConstraint
 from checkers.metrics.counts import Completeness, Compliance, PatternMatch, Patterns, Size
 from checkers.metrics.datatype import DataType
@@ -31,6 +32,13 @@ from checkers.metrics.frequencies import (
 )
 from checkers.metrics.moments import Correlation, Mean, StandardDeviation, Sum
 from checkers.metrics.sketches import ApproxCountDistinct, ApproxQuantile
+
+
+@dataclasses.dataclass(frozen=True)
+class AnomalySpec:
+    strategy: AnomalyStrategy
+    exclude_failed: bool = True
+    tags: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 class CheckLevel(StrEnum):
@@ -483,6 +491,30 @@ class Check:
         return self._compliance(
             f"{column} between {lower} and {upper}", predicate, [column], assertion, hint
         )
+
+    # -- history ----------------------------------------------------------------------------
+    def has_no_anomalies(
+        self,
+        analyzer: Analyzer,
+        strategy: AnomalyStrategy,
+        *,
+        exclude_failed: bool = True,
+        tags: Mapping[str, str] | None = None,
+        hint: str = "",
+    ) -> Check:
+        """The metric is not anomalous compared with its history in the metrics repository
+        (`VerificationSuite.use_repository`). `exclude_failed` leaves out earlier runs that were
+        flagged or failed; the constraint reports the bounds it used."""
+        return self.add_constraint(
+            analyzer,
+            lambda _: True,
+            f"AnomalyConstraint({analyzer!r}, {type(strategy).__name__})",
+            hint=hint,
+        )._with_anomaly(AnomalySpec(strategy, exclude_failed, dict(tags or {})))
+
+    def _with_anomaly(self, spec: AnomalySpec) -> Check:
+        self._constraints[-1] = dataclasses.replace(self._constraints[-1], anomaly=spec)
+        return self
 
     # -- patterns -------------------------------------------------------------------------------
     def has_pattern(

@@ -39,6 +39,8 @@ class MetricConstraint:
     hint: str = ""
     value_picker: Callable[[MetricValue], object] | None = field(default=None, compare=False)
     row_condition: Callable[[], Column] | None = field(default=None, compare=False, repr=False)
+    #: For `has_no_anomalies`: what to compare the metric's history with (an AnomalySpec).
+    anomaly: object | None = field(default=None, compare=False, repr=False)
 
     @property
     def name(self) -> str:

@@ -15,8 +15,9 @@ from pyspark.sql import functions as F
 
 from checkers.metrics._analyzer import Analyzer
 from checkers.metrics._metric import Metric
-from checkers.metrics.check import Check, CheckLevel
+from checkers.metrics.check import AnomalySpec, Check, CheckLevel
 from checkers.metrics.constraints import ConstraintStatus, MetricConstraint
+from checkers.metrics.repository import MetricsRepository, ResultKey
 from checkers.metrics.runner import run_analysis
 
 
@@ -119,7 +120,8 @@ class VerificationResult:
         for r in self.check_results:
             lines.append(f"{r.check.level.value} check '{r.check.description}': {r.status.value}")
             for c in r.constraint_results:
-                verdict = "ok" if c.status is ConstraintStatus.SUCCESS else c.message
+                ok = "ok" + (f", {c.message}" if c.message else "")
+                verdict = ok if c.status is ConstraintStatus.SUCCESS else c.message
                 lines.append(f"  {c.constraint.name}: {verdict} (value {c.value!r})")
         return "\n".join(lines)
 
@@ -164,25 +166,75 @@ class VerificationSuite:
         self._required.append(analyzer)
         return self
 
+    def use_repository(
+        self,
+        repository: MetricsRepository,
+        key: ResultKey,
+        *,
+        source_table: str,
+        save: bool = True,
+    ) -> VerificationSuite:
+        """Read anomaly histories from `repository` and (with `save`) store this run's metrics
+        and constraint statuses under `key`."""
+        self._repository = (repository, key, source_table, save)
+        return self
+
+    _repository: tuple[MetricsRepository, ResultKey, str, bool] | None = None
+
     def run(self, **engine_options: object) -> VerificationResult:
         analyzers = [c.analyzer for check in self._checks for c in check.constraints]
         analysis = run_analysis(self.data, [*analyzers, *self._required], **engine_options)  # type: ignore[arg-type]
         results = [self._evaluate(check, analysis.metrics) for check in self._checks]
         worst = max((r.status for r in results), key=lambda s: s.rank, default=CheckStatus.SUCCESS)
-        return VerificationResult(worst, results, dict(analysis.metrics), analysis.spark_actions)
+        result = VerificationResult(worst, results, dict(analysis.metrics), analysis.spark_actions)
+        if self._repository is not None and self._repository[3]:
+            repository, key, source, _ = self._repository
+            repository.save(key, result, source_table=source)
+        return result
 
-    @staticmethod
-    def _evaluate(check: Check, metrics: dict[Analyzer, Metric]) -> CheckResult:
+    def _judge(self, constraint: MetricConstraint, metric: Metric) -> tuple[str | None, str | None]:
+        """(reason it fails, note) for one constraint."""
+        if constraint.anomaly is None or not metric.ok:
+            return constraint.evaluate(metric), None
+        if self._repository is None:
+            return "has_no_anomalies needs VerificationSuite.use_repository(...)", None
+        spec: AnomalySpec = constraint.anomaly  # type: ignore[assignment]
+        repository, key, source, _ = self._repository
+        points = repository.series(
+            constraint.analyzer, source_table=source, before=key.dataset_time, tags=spec.tags
+        )
+        if not isinstance(metric.value, int | float):
+            return "anomaly detection needs a numeric metric", None
+        strategy = spec.strategy
+        history: list[float | None]
+        if getattr(strategy, "keeps_positions", False):
+            # seasonal strategies need the calendar: excluded runs become gaps, not removals
+            history = [None if spec.exclude_failed and failed else v for _, v, failed in points]
+        else:
+            history = [v for _, v, failed in points if not (spec.exclude_failed and failed)]
+        series = [*history, float(metric.value)]
+        try:
+            flagged = strategy.detect(series, len(history))  # type: ignore[arg-type]
+            low, high = strategy.bounds(series, len(history))  # type: ignore[arg-type]
+        except ValueError as exc:  # not enough history for this strategy
+            return None, f"not judged: {exc}"
+        earlier = sum(1 for v in history if v is not None)
+        bounds = f"[{low:.6g}, {high:.6g}] from {earlier} earlier runs"
+        if flagged:
+            return f"value {metric.value!r} is anomalous: outside {bounds}", None
+        return None, f"within {bounds}"
+
+    def _evaluate(self, check: Check, metrics: dict[Analyzer, Metric]) -> CheckResult:
         outcomes = []
         for constraint in check.constraints:
             metric = metrics[constraint.analyzer]
-            reason = constraint.evaluate(metric)
+            reason, note = self._judge(constraint, metric)
             try:
                 value = constraint.value(metric) if metric.ok else None
             except Exception:
                 value = None
             status = ConstraintStatus.SUCCESS if reason is None else ConstraintStatus.FAILURE
-            outcomes.append(ConstraintResult(constraint, status, metric, value, reason))
+            outcomes.append(ConstraintResult(constraint, status, metric, value, reason or note))
         failed = any(o.status is ConstraintStatus.FAILURE for o in outcomes)
         level = CheckStatus.ERROR if check.level is CheckLevel.ERROR else CheckStatus.WARNING
         return CheckResult(check, level if failed else CheckStatus.SUCCESS, tuple(outcomes))

@@ -1,0 +1,262 @@
+"""The metrics repository (SQLAlchemy; SQLite by default, PostgreSQL in production), in
+Wikimedia's data model: one row per metric with entity, instance, name, value, dataset time,
+source table, pipeline run, partition and tags; distributions (histograms, quantile sets, type
+counts) as JSON; and the status of the constraint and check that used the metric."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from checkers.metrics._analyzer import Analyzer
+from checkers.metrics._metric import Metric, MetricValue
+from checkers.metrics.state_stores import analyzer_key
+
+if TYPE_CHECKING:
+    from checkers.metrics.verification import VerificationResult
+
+_metadata = sa.MetaData()
+metrics_table = sa.Table(
+    "dq_metrics",
+    _metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("source_table", sa.String(300), nullable=False),
+    sa.Column("dataset_time", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("entity", sa.String(20), nullable=False),
+    sa.Column("instance", sa.String(500), nullable=False),
+    sa.Column("name", sa.String(100), nullable=False),
+    sa.Column("analyzer", sa.Text, nullable=False),
+    sa.Column("value", sa.Float(precision=53)),  # numbers; NULL for distributions
+    sa.Column("value_json", sa.Text),  # distributions, exactly as computed
+    sa.Column("pipeline_run_id", sa.String(200)),
+    sa.Column("partition_id", sa.String(200)),
+    sa.Column("partition_ts", sa.DateTime(timezone=True)),
+    sa.Column("tags", sa.Text, nullable=False),  # JSON object
+    sa.Column("check_name", sa.String(300)),
+    sa.Column("check_status", sa.String(20)),
+    sa.Column("constraint_name", sa.String(500)),
+    sa.Column("constraint_status", sa.String(20)),
+    sa.Index("ix_dq_metrics_source_time", "source_table", "dataset_time"),
+    sa.Index("ix_dq_metrics_analyzer_time", "analyzer", "dataset_time"),
+)
+
+
+@dataclass(frozen=True)
+class ResultKey:
+    """When the data is from (not when it was checked), and free-form tags."""
+
+    dataset_time: dt.datetime
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MetricRecord:
+    source_table: str
+    dataset_time: dt.datetime
+    entity: str
+    instance: str
+    name: str
+    analyzer: str
+    value: MetricValue
+    tags: dict[str, str]
+    pipeline_run_id: str | None = None
+    partition_id: str | None = None
+    partition_ts: dt.datetime | None = None
+    check_name: str | None = None
+    check_status: str | None = None
+    constraint_name: str | None = None
+    constraint_status: str | None = None
+
+
+def _utc(value: dt.datetime | None) -> dt.datetime | None:
+    if value is None:
+        return None
+    return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
+
+
+class MetricsRepository:
+    """`save` a run's metrics under a ResultKey; `query` them back by source, time range, tags
+    and metric; `history` feeds anomaly detection; `delete_older_than` applies retention."""
+
+    def __init__(self, url: str | Engine) -> None:
+        self.engine = sa.create_engine(url) if isinstance(url, str) else url
+        _metadata.create_all(self.engine, tables=[metrics_table])
+
+    def save(
+        self,
+        key: ResultKey,
+        metrics: Iterable[Metric] | VerificationResult,
+        *,
+        source_table: str,
+        pipeline_run_id: str | None = None,
+        partition_id: str | None = None,
+        partition_ts: dt.datetime | None = None,
+    ) -> int:
+        """Store the successful metrics (failed ones have no value to keep); returns how many."""
+        usage = _constraint_usage(metrics)
+        values = metrics.metrics.values() if hasattr(metrics, "metrics") else metrics
+        rows = []
+        for metric in values:  # type: ignore[union-attr]
+            if not metric.ok:
+                continue
+            number = metric.value if isinstance(metric.value, int | float) else None
+            rows.append(
+                {
+                    "source_table": source_table,
+                    "dataset_time": key.dataset_time,
+                    "entity": metric.entity.value,
+                    "instance": metric.instance,
+                    "name": metric.name,
+                    "analyzer": analyzer_key(metric.analyzer),
+                    "value": float(number) if number is not None else None,
+                    "value_json": None
+                    if number is not None
+                    else json.dumps(metric.value, sort_keys=True),
+                    "pipeline_run_id": pipeline_run_id,
+                    "partition_id": partition_id,
+                    "partition_ts": partition_ts,
+                    "tags": json.dumps(dict(key.tags), sort_keys=True),
+                    **usage.get(metric.analyzer, {}),
+                }
+            )
+        if rows:
+            with self.engine.begin() as connection:
+                connection.execute(metrics_table.insert(), rows)
+        return len(rows)
+
+    def query(
+        self,
+        *,
+        source_table: str | None = None,
+        after: dt.datetime | None = None,
+        before: dt.datetime | None = None,
+        tags: Mapping[str, str] | None = None,
+        names: Sequence[str] | None = None,
+        instance: str | None = None,
+        analyzer: Analyzer | None = None,
+    ) -> list[MetricRecord]:
+        """Records ordered by dataset time; `after` and `before` are inclusive; `tags` must all
+        match (a subset)."""
+        t = metrics_table
+        query = sa.select(t).order_by(t.c.dataset_time, t.c.id)
+        if source_table is not None:
+            query = query.where(t.c.source_table == source_table)
+        if after is not None:
+            query = query.where(t.c.dataset_time >= after)
+        if before is not None:
+            query = query.where(t.c.dataset_time <= before)
+        if names:
+            query = query.where(t.c.name.in_(list(names)))
+        if instance is not None:
+            query = query.where(t.c.instance == instance)
+        if analyzer is not None:
+            query = query.where(t.c.analyzer == analyzer_key(analyzer))
+        with self.engine.connect() as connection:
+            rows = connection.execute(query).mappings().all()
+        wanted = dict(tags or {})
+        records = [_record(dict(r)) for r in rows]
+        return [r for r in records if all(r.tags.get(k) == v for k, v in wanted.items())]
+
+    def history(
+        self,
+        analyzer: Analyzer,
+        *,
+        source_table: str,
+        before: dt.datetime,
+        tags: Mapping[str, str] | None = None,
+        exclude_failed: bool = True,
+    ) -> list[tuple[dt.datetime, float]]:
+        """Numeric values of `analyzer` strictly before `before`, one per dataset time (the
+        latest save wins); with `exclude_failed`, runs whose constraint on this metric failed
+        (an anomaly flagged, a bound broken) are left out."""
+        return [
+            (time, value)
+            for time, value, failed in self.series(
+                analyzer, source_table=source_table, before=before, tags=tags
+            )
+            if not (exclude_failed and failed)
+        ]
+
+    def series(
+        self,
+        analyzer: Analyzer,
+        *,
+        source_table: str,
+        before: dt.datetime,
+        tags: Mapping[str, str] | None = None,
+    ) -> list[tuple[dt.datetime, float, bool]]:
+        """Like `history`, keeping every run with a flag saying whether it failed."""
+        by_time: dict[dt.datetime, tuple[float, bool]] = {}
+        for record in self.query(source_table=source_table, analyzer=analyzer, tags=tags):
+            if record.dataset_time < before and isinstance(record.value, float):
+                by_time[record.dataset_time] = (record.value, record.constraint_status == "Failure")
+        return [(t, v, failed) for t, (v, failed) in sorted(by_time.items()) if math.isfinite(v)]
+
+    def to_pandas(self, **filters: Any):  # type: ignore[no-untyped-def]
+        """Query results as a pandas DataFrame, one column per tag (for dashboards)."""
+        import pandas as pd
+
+        records = self.query(**filters)
+        rows = []
+        for r in records:
+            row = {k: v for k, v in r.__dict__.items() if k != "tags"}
+            row.update({f"tag_{k}": v for k, v in r.tags.items()})
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def delete_older_than(
+        self, days: float, *, now: dt.datetime, source_table: str | None = None
+    ) -> int:
+        """Retention: delete metrics (of one source, or all) whose dataset time is more than
+        `days` before `now`; returns how many rows went."""
+        cutoff = now - dt.timedelta(days=days)
+        statement = metrics_table.delete().where(metrics_table.c.dataset_time < cutoff)
+        if source_table is not None:
+            statement = statement.where(metrics_table.c.source_table == source_table)
+        with self.engine.begin() as connection:
+            result = connection.execute(statement)
+        return int(result.rowcount or 0)
+
+
+def _record(row: Mapping[str, Any]) -> MetricRecord:
+    value = row["value"] if row["value_json"] is None else json.loads(row["value_json"])
+    return MetricRecord(
+        source_table=row["source_table"],
+        dataset_time=_utc(row["dataset_time"]),  # type: ignore[arg-type]
+        entity=row["entity"],
+        instance=row["instance"],
+        name=row["name"],
+        analyzer=row["analyzer"],
+        value=value,
+        tags=json.loads(row["tags"]),
+        pipeline_run_id=row["pipeline_run_id"],
+        partition_id=row["partition_id"],
+        partition_ts=_utc(row["partition_ts"]),
+        check_name=row["check_name"],
+        check_status=row["check_status"],
+        constraint_name=row["constraint_name"],
+        constraint_status=row["constraint_status"],
+    )
+
+
+def _constraint_usage(metrics: object) -> dict[Analyzer, dict[str, str]]:
+    """For a verification result: the check and constraint that used each metric."""
+    usage: dict[Analyzer, dict[str, str]] = {}
+    for check in getattr(metrics, "check_results", []):
+        for result in check.constraint_results:
+            if usage.get(result.constraint.analyzer, {}).get("constraint_status") == "Failure":
+                continue  # a metric used by several constraints keeps the failure
+            usage[result.constraint.analyzer] = {
+                "check_name": check.check.description,
+                "check_status": check.status.value,
+                "constraint_name": result.constraint.name,
+                "constraint_status": result.status.value,
+            }
+    return usage
