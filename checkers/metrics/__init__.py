@@ -80,7 +80,15 @@ from checkers.metrics.state_stores import (
 
 __all__ = [
     "STATE_FORMAT_VERSION",
+    "DEFAULT_RULES",
+    "EXTENDED_RULES",
     "AbsoluteChange",
+    "ColumnProfile",
+    "Profiles",
+    "Suggestion",
+    "SuggestionResult",
+    "profile",
+    "suggest",
     "AnalysisResult",
     "Analyzer",
     "Anomaly",
@@ -158,7 +166,15 @@ __all__ = [
     "run_analysis",
 ]
 
+from checkers.metrics.profiles import ColumnProfile, Profiles, profile
 from checkers.metrics.repository import MetricRecord, MetricsRepository, ResultKey
+from checkers.metrics.suggestions import (
+    DEFAULT_RULES,
+    EXTENDED_RULES,
+    Suggestion,
+    SuggestionResult,
+    suggest,
+)
 from checkers.metrics.verification import (
     CheckResult,
     CheckStatus,
