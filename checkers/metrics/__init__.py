@@ -79,16 +79,10 @@ from checkers.metrics.state_stores import (
 )
 
 __all__ = [
-    "STATE_FORMAT_VERSION",
     "DEFAULT_RULES",
     "EXTENDED_RULES",
+    "STATE_FORMAT_VERSION",
     "AbsoluteChange",
-    "ColumnProfile",
-    "Profiles",
-    "Suggestion",
-    "SuggestionResult",
-    "profile",
-    "suggest",
     "AnalysisResult",
     "Analyzer",
     "Anomaly",
@@ -102,6 +96,7 @@ __all__ = [
     "CheckResult",
     "CheckStatus",
     "CoMomentsState",
+    "ColumnProfile",
     "Completeness",
     "Compliance",
     "ConstraintResult",
@@ -143,6 +138,7 @@ __all__ = [
     "OnlineNormal",
     "PatternMatch",
     "Patterns",
+    "Profiles",
     "RelativeRateOfChange",
     "ResultKey",
     "ScanShareableAnalyzer",
@@ -155,6 +151,8 @@ __all__ = [
     "State",
     "StateFormatError",
     "StateStore",
+    "Suggestion",
+    "SuggestionResult",
     "Sum",
     "SumState",
     "UniqueValueRatio",
@@ -163,7 +161,9 @@ __all__ = [
     "VerificationSuite",
     "load_states",
     "metrics_for_view",
+    "profile",
     "run_analysis",
+    "suggest",
 ]
 
 from checkers.metrics.profiles import ColumnProfile, Profiles, profile

@@ -183,60 +183,28 @@ def unique_if_approximately_unique(p: ColumnProfile, n: int) -> list[Suggestion]
     ]
 
 
-def has_min(p: ColumnProfile, n: int) -> list[Suggestion]:
-    if p.minimum is None:
-        return []
-    return [
-        Suggestion(
-            "HasMin",
-            p.column,
-            f"'{p.column}' >= {p.minimum}",
-            f".has_min({p.column!r}, lambda v: v >= {p.minimum!r})",
-            p.minimum,
-        )
-    ]
+def _bound_rule(rule: str, attribute: str, method: str, operator: str, words: str) -> Rule:
+    """A rule suggesting `<method>(column, lambda v: v <operator> observed)`."""
+
+    def suggest_bound(p: ColumnProfile, n: int) -> list[Suggestion]:
+        observed = getattr(p, attribute)
+        if observed is None:
+            return []
+        code = f".{method}({p.column!r}, lambda v: v {operator} {observed!r})"
+        return [Suggestion(rule, p.column, f"'{p.column}' {words} {observed:g}", code, observed)]
+
+    suggest_bound.__name__ = method
+    return suggest_bound
 
 
-def has_max(p: ColumnProfile, n: int) -> list[Suggestion]:
-    if p.maximum is None:
-        return []
-    return [
-        Suggestion(
-            "HasMax",
-            p.column,
-            f"'{p.column}' <= {p.maximum}",
-            f".has_max({p.column!r}, lambda v: v <= {p.maximum!r})",
-            p.maximum,
-        )
-    ]
-
-
-def has_min_length(p: ColumnProfile, n: int) -> list[Suggestion]:
-    if p.min_length is None:
-        return []
-    return [
-        Suggestion(
-            "HasMinLength",
-            p.column,
-            f"'{p.column}' is at least {p.min_length:.0f} long",
-            f".has_min_length({p.column!r}, lambda v: v >= {p.min_length!r})",
-            p.min_length,
-        )
-    ]
-
-
-def has_max_length(p: ColumnProfile, n: int) -> list[Suggestion]:
-    if p.max_length is None:
-        return []
-    return [
-        Suggestion(
-            "HasMaxLength",
-            p.column,
-            f"'{p.column}' is at most {p.max_length:.0f} long",
-            f".has_max_length({p.column!r}, lambda v: v <= {p.max_length!r})",
-            p.max_length,
-        )
-    ]
+has_min = _bound_rule("HasMin", "minimum", "has_min", ">=", "is at least")
+has_max = _bound_rule("HasMax", "maximum", "has_max", "<=", "is at most")
+has_min_length = _bound_rule(
+    "HasMinLength", "min_length", "has_min_length", ">=", "is at least this long:"
+)
+has_max_length = _bound_rule(
+    "HasMaxLength", "max_length", "has_max_length", "<=", "is at most this long:"
+)
 
 
 DEFAULT_RULES: tuple[Rule, ...] = (
