@@ -219,3 +219,32 @@ def test_row_level_results(people):
 def test_where_needs_a_constraint_and_a_filterable_analyzer():
     with pytest.raises(ValueError, match="add one first"):
         Check(CheckLevel.ERROR, "empty").where("x > 1")
+
+
+FILTERABLE = sorted(n for n in CASES if not n.endswith(("_where", "_empty")))
+
+
+@pytest.fixture(scope="module")
+def filtered(people):
+    """Every case again, its last constraint filtered twice: by a condition every row meets,
+    and by one no row meets."""
+    checks = []
+    for name in FILTERABLE:
+        build = CASES[name][0]
+        checks.append(build(Check(CheckLevel.ERROR, f"all {name}")).where("id > 0"))
+        checks.append(build(Check(CheckLevel.ERROR, f"none {name}")).where("id > 100"))
+    result = VerificationSuite(people).add_checks(checks).run()
+    return {r.check.description: r.constraint_results[-1] for r in result.check_results}
+
+
+@pytest.mark.parametrize("name", FILTERABLE)
+def test_every_constraint_honours_where(verified, filtered, name):
+    unfiltered = next(r for r in verified.check_results if r.check.description == name)
+    everything = filtered[f"all {name}"]
+    assert everything.value == unfiltered.constraint_results[-1].value
+    assert everything.status is unfiltered.constraint_results[-1].status
+    nothing = filtered[f"none {name}"]
+    if name in ("has_size", "has_count_distinct", "has_approx_count_distinct"):
+        assert nothing.value == 0  # counts of no rows are defined: zero
+    else:  # no rows: nothing to violate
+        assert nothing.status is ConstraintStatus.SUCCESS, nothing.message
