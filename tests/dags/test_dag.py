@@ -91,3 +91,26 @@ def test_committed_manifest_matches_the_registered_checks():
     expected = build_manifest([getattr(examples, n) for n in examples.__all__])
     committed = json.loads((ROOT / "dags" / "dq_checks.json").read_text())
     assert committed == expected, "run `dq manifest` after changing checks"
+
+
+def test_manual_runs_without_a_logical_date_use_the_trigger_time(airflow_env):
+    code = """
+import datetime as dt, sys, types
+import dags.dq_checks as module
+after = dt.datetime(2026, 11, 22, 7, 0, tzinfo=dt.UTC)
+module.get_current_context = lambda: {"dag_run": types.SimpleNamespace(run_after=after)}
+start, end = module._window()
+print(start.isoformat(), end.isoformat())
+print(module._is_due({"cron": "*/15 * * * *", "tz": "UTC"}),
+      module._is_due({"cron": "0 3 * * *", "tz": "UTC"}), 'pyspark' in sys.modules)
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=airflow_env,
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    ).stdout.splitlines()
+    assert out[-2] == "2026-11-22T06:45:00+00:00 2026-11-22T07:00:00+00:00"
+    assert out[-1] == "True False False"  # gates decide without Spark
