@@ -10,11 +10,18 @@ from pyspark.sql import DataFrame
 
 from checkers._checker import Checker, CheckerPlan, CheckerResult
 from checkers.metrics import Analyzer, Metric, Size
-from checkers.metrics.constraints import MetricConstraint
+from checkers.metrics.check import Check, CheckLevel
+from checkers.metrics.constraints import ConstraintStatus, MetricConstraint
+from checkers.metrics.verification import (
+    MetricHistory,
+    VerificationResult,
+    evaluate_check,
+    worst_status,
+)
 from checkers.outcome import json_safe
 from checkers.tolerances import KnownBroken
 
-__all__ = ["ConstraintSource", "MetricChecker", "MetricConstraint"]
+__all__ = ["ConstraintSource", "MetricChecker", "MetricConstraint", "MetricHistory"]
 
 
 class ConstraintSource(Protocol):
@@ -27,20 +34,37 @@ class ConstraintSource(Protocol):
 class MetricChecker(Checker):
     """Metric constraints over `dataset`, all computed in one engine run. Failing elements are the
     constraints that do not hold; the sample lists them with their values and reasons. A constraint
-    on a column the dataset lacks makes the whole checker an error, not a failure."""
+    on a column the dataset lacks makes the whole checker an error, not a failure.
+
+    With `history`, `has_no_anomalies` constraints compare their metric with the repository's
+    history, and the run's metrics and statuses are saved there (unless `history.save` is off).
+    """
 
     def __init__(
         self,
         dataset: DataFrame,
         constraints: Sequence[MetricConstraint | ConstraintSource],
+        *,
+        history: MetricHistory | None = None,
     ) -> None:
-        flat: list[MetricConstraint] = []
+        checks: list[Check] = []
+        loose = Check(CheckLevel.ERROR, "constraints")
         for item in constraints:
-            flat.extend([item] if isinstance(item, MetricConstraint) else item.constraints)
-        if not flat:
+            if isinstance(item, Check):
+                checks.append(item)
+            else:
+                for constraint in (
+                    [item] if isinstance(item, MetricConstraint) else item.constraints
+                ):
+                    loose._constraints.append(constraint)
+        if loose.constraints:
+            checks.append(loose)
+        if not any(c.constraints for c in checks):
             raise ValueError("MetricChecker needs at least one constraint")
         self.dataset = dataset
-        self.constraints = tuple(flat)
+        self.checks = tuple(checks)
+        self.constraints = tuple(c for check in checks for c in check.constraints)
+        self.history = history
 
     def plan(self, excused: Sequence[KnownBroken] = ()) -> CheckerPlan:
         if excused:
@@ -54,20 +78,23 @@ class MetricChecker(Checker):
                 problem = constraint.analyzer.schema_error(schema)
                 if problem is not None:
                     return CheckerResult.failed_to_run(problem)
+            results = [evaluate_check(c, metrics, self.history) for c in self.checks]
+            if self.history is not None and self.history.save:
+                self.history.record(
+                    VerificationResult(worst_status(results), results, dict(metrics))
+                )
             failed, values = [], {}
-            for constraint in self.constraints:
-                metric = metrics[constraint.analyzer]
-                label = constraint.name
-                values[label] = json_safe(constraint.value(metric)) if metric.ok else None
-                reason = constraint.evaluate(metric)
-                if reason is not None:
+            for outcome in (o for r in results for o in r.constraint_results):
+                label = outcome.constraint.name
+                values[label] = json_safe(outcome.value)
+                if outcome.status is ConstraintStatus.FAILURE:
                     failed.append(
                         {
                             "constraint": label,
-                            "metric": metric.name,
-                            "instance": metric.instance,
-                            "value": json_safe(constraint.value(metric)) if metric.ok else None,
-                            "reason": reason,
+                            "metric": outcome.metric.name,
+                            "instance": outcome.metric.instance,
+                            "value": json_safe(outcome.value),
+                            "reason": outcome.message,
                         }
                     )
             rows = metrics[size]

@@ -124,6 +124,7 @@ __all__ = [
     "Metric",
     "MetricComputationError",
     "MetricConstraint",
+    "MetricHistory",
     "MetricRecord",
     "MetricValue",
     "MetricsRepository",
@@ -179,6 +180,7 @@ from checkers.metrics.verification import (
     CheckResult,
     CheckStatus,
     ConstraintResult,
+    MetricHistory,
     VerificationResult,
     VerificationSuite,
 )

@@ -6,7 +6,7 @@ Spark, prints a report, and gives row-level results."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -176,65 +176,95 @@ class VerificationSuite:
     ) -> VerificationSuite:
         """Read anomaly histories from `repository` and (with `save`) store this run's metrics
         and constraint statuses under `key`."""
-        self._repository = (repository, key, source_table, save)
+        self._history = MetricHistory(repository, key, source_table, save)
         return self
 
-    _repository: tuple[MetricsRepository, ResultKey, str, bool] | None = None
+    _history: MetricHistory | None = None
 
     def run(self, **engine_options: object) -> VerificationResult:
         analyzers = [c.analyzer for check in self._checks for c in check.constraints]
         analysis = run_analysis(self.data, [*analyzers, *self._required], **engine_options)  # type: ignore[arg-type]
-        results = [self._evaluate(check, analysis.metrics) for check in self._checks]
-        worst = max((r.status for r in results), key=lambda s: s.rank, default=CheckStatus.SUCCESS)
-        result = VerificationResult(worst, results, dict(analysis.metrics), analysis.spark_actions)
-        if self._repository is not None and self._repository[3]:
-            repository, key, source, _ = self._repository
-            repository.save(key, result, source_table=source)
+        results = [evaluate_check(check, analysis.metrics, self._history) for check in self._checks]
+        result = VerificationResult(
+            worst_status(results), results, dict(analysis.metrics), analysis.spark_actions
+        )
+        if self._history is not None and self._history.save:
+            self._history.record(result)
         return result
 
-    def _judge(self, constraint: MetricConstraint, metric: Metric) -> tuple[str | None, str | None]:
-        """(reason it fails, note) for one constraint."""
-        if constraint.anomaly is None or not metric.ok:
-            return constraint.evaluate(metric), None
-        if self._repository is None:
-            return "has_no_anomalies needs VerificationSuite.use_repository(...)", None
-        spec: AnomalySpec = constraint.anomaly  # type: ignore[assignment]
-        repository, key, source, _ = self._repository
-        points = repository.series(
-            constraint.analyzer, source_table=source, before=key.dataset_time, tags=spec.tags
-        )
-        if not isinstance(metric.value, int | float):
-            return "anomaly detection needs a numeric metric", None
-        strategy = spec.strategy
-        history: list[float | None]
-        if getattr(strategy, "keeps_positions", False):
-            # seasonal strategies need the calendar: excluded runs become gaps, not removals
-            history = [None if spec.exclude_failed and failed else v for _, v, failed in points]
-        else:
-            history = [v for _, v, failed in points if not (spec.exclude_failed and failed)]
-        series = [*history, float(metric.value)]
-        try:
-            flagged = strategy.detect(series, len(history))  # type: ignore[arg-type]
-            low, high = strategy.bounds(series, len(history))  # type: ignore[arg-type]
-        except ValueError as exc:  # not enough history for this strategy
-            return None, f"not judged: {exc}"
-        earlier = sum(1 for v in history if v is not None)
-        bounds = f"[{low:.6g}, {high:.6g}] from {earlier} earlier runs"
-        if flagged:
-            return f"value {metric.value!r} is anomalous: outside {bounds}", None
-        return None, f"within {bounds}"
 
-    def _evaluate(self, check: Check, metrics: dict[Analyzer, Metric]) -> CheckResult:
-        outcomes = []
-        for constraint in check.constraints:
-            metric = metrics[constraint.analyzer]
-            reason, note = self._judge(constraint, metric)
-            try:
-                value = constraint.value(metric) if metric.ok else None
-            except Exception:
-                value = None
-            status = ConstraintStatus.SUCCESS if reason is None else ConstraintStatus.FAILURE
-            outcomes.append(ConstraintResult(constraint, status, metric, value, reason or note))
-        failed = any(o.status is ConstraintStatus.FAILURE for o in outcomes)
-        level = CheckStatus.ERROR if check.level is CheckLevel.ERROR else CheckStatus.WARNING
-        return CheckResult(check, level if failed else CheckStatus.SUCCESS, tuple(outcomes))
+@dataclass(frozen=True)
+class MetricHistory:
+    """Where a run's metrics come from and go to: a repository, the run's key and source."""
+
+    repository: MetricsRepository
+    key: ResultKey
+    source_table: str
+    save: bool = True
+
+    def record(self, result: VerificationResult) -> None:
+        self.repository.save(self.key, result, source_table=self.source_table)
+
+
+def worst_status(results: Sequence[CheckResult]) -> CheckStatus:
+    return max((r.status for r in results), key=lambda s: s.rank, default=CheckStatus.SUCCESS)
+
+
+def judge(
+    constraint: MetricConstraint, metric: Metric, history: MetricHistory | None
+) -> tuple[str | None, str | None]:
+    """(reason the constraint fails, note) for one constraint; anomaly constraints compare the
+    metric with its history."""
+    if constraint.anomaly is None or not metric.ok:
+        return constraint.evaluate(metric), None
+    if history is None:
+        return (
+            "has_no_anomalies needs a metrics repository (VerificationSuite.use_repository)",
+            None,
+        )
+    spec: AnomalySpec = constraint.anomaly  # type: ignore[assignment]
+    points = history.repository.series(
+        constraint.analyzer,
+        source_table=history.source_table,
+        before=history.key.dataset_time,
+        tags=spec.tags,
+    )
+    if not isinstance(metric.value, int | float):
+        return "anomaly detection needs a numeric metric", None
+    strategy = spec.strategy
+    earlier: list[float | None]
+    if getattr(strategy, "keeps_positions", False):
+        # seasonal strategies need the calendar: excluded runs become gaps, not removals
+        earlier = [None if spec.exclude_failed and failed else v for _, v, failed in points]
+    else:
+        earlier = [v for _, v, failed in points if not (spec.exclude_failed and failed)]
+    series = [*earlier, float(metric.value)]
+    try:
+        flagged = strategy.detect(series, len(earlier))  # type: ignore[arg-type]
+        low, high = strategy.bounds(series, len(earlier))  # type: ignore[arg-type]
+    except ValueError as exc:  # not enough history for this strategy
+        return None, f"not judged: {exc}"
+    runs = sum(1 for v in earlier if v is not None)
+    bounds = f"[{low:.6g}, {high:.6g}] from {runs} earlier runs"
+    if flagged:
+        return f"value {metric.value!r} is anomalous: outside {bounds}", None
+    return None, f"within {bounds}"
+
+
+def evaluate_check(
+    check: Check, metrics: Mapping[Analyzer, Metric], history: MetricHistory | None = None
+) -> CheckResult:
+    """Every constraint of `check` on computed metrics."""
+    outcomes = []
+    for constraint in check.constraints:
+        metric = metrics[constraint.analyzer]
+        reason, note = judge(constraint, metric, history)
+        try:
+            value = constraint.value(metric) if metric.ok else None
+        except Exception:
+            value = None
+        status = ConstraintStatus.SUCCESS if reason is None else ConstraintStatus.FAILURE
+        outcomes.append(ConstraintResult(constraint, status, metric, value, reason or note))
+    failed = any(o.status is ConstraintStatus.FAILURE for o in outcomes)
+    level = CheckStatus.ERROR if check.level is CheckLevel.ERROR else CheckStatus.WARNING
+    return CheckResult(check, level if failed else CheckStatus.SUCCESS, tuple(outcomes))

@@ -8,10 +8,12 @@ from checks.examples.known_broken import FlightPlanesKnown
 from checks.examples.metric_suite import FlightsMetricSuite
 from checks.examples.offset import PlaneLegsDoNotOverlap
 from checks.examples.referential import FlightDestinationsKnown
+from checks.examples.volume import FlightsDailyVolume
 
 __all__ = [
     "FlightDestinationsKnown",
     "FlightPlanesKnown",
+    "FlightsDailyVolume",
     "FlightsMetricSuite",
     "OperationalTablesFresh",
     "OpsAndLakeDailyTotals",

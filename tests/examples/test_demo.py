@@ -29,6 +29,12 @@ def test_short_demo_finds_the_real_problems(spark, tmp_path, monkeypatch, capsys
     assert latest["operational_tables_fresh"].status is Status.PASSED
     assert latest["ops_and_lake_daily_totals"].status is Status.PASSED
     assert latest["ops_and_lake_flights_match"].status is Status.PASSED
+    assert latest["flights_daily_volume"].status is Status.PASSED  # against the 2013 history
+    from checkers.metrics import MetricsRepository
+
+    series = MetricsRepository(f"sqlite:///{root / 'dq.db'}").query(
+        source_table="flights", tags={"series": "daily_flights"})
+    assert len(series) == 341 + 3  # seeded January 1 - December 7, then the three runs
 
     assert "Summary after" in out and "2013-12-10:" in out
     page = result["report"].read_text()

@@ -91,7 +91,7 @@ def test_online_normal_through_the_suite_and_without_a_repository(spark, tmp_pat
     )
     assert flagged.check_results[0].constraint_results[0].status is ConstraintStatus.FAILURE
     alone = VerificationSuite(big).add_check(check).run()
-    assert "needs VerificationSuite.use_repository" in alone.report()
+    assert "needs a metrics repository" in alone.report()
 
 
 @pytest.mark.parametrize("strategy", [Seasonal(period=7)])
