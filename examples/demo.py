@@ -8,8 +8,9 @@ Embedded defaults: local Spark, SQLite, console and file receivers (Slack, email
 join when their environment variables are set, see README). The story in the real data: storms
 cancel many flights on December 10, 14 and 17; flights go to airports `airports` lacks; many tail
 numbers are not in `planes`; around Christmas the daily volume leaves its weekly pattern (the
-anomaly check compares it with the year's history, seeded into the metrics repository). Two problems are staged: the weather feed misses a day, and 25
-flights of December 30 never reach the lake.
+anomaly check compares it with the year's history, seeded into the metrics repository). Two
+problems are staged: the weather feed misses a day, and 25 flights of December 30 never reach
+the lake.
 """
 
 from __future__ import annotations
