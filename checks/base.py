@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, ClassVar
 
 from checkers.levels import AlertLevel, AlertLevelPolicy, FixedLevel
+from checkers.storage import utc_now
 from checkers.tolerances import NoFailures, Tolerance
 from checks import registry
 
@@ -92,7 +93,7 @@ class QualityCheck:
     def __init__(self, *, now: dt.datetime | None = None) -> None:
         #: When this run happens (the end of its scheduling window); checks of freshness or of
         #: "yesterday" compute from it instead of asking the system clock.
-        self.now = now or dt.datetime.now(dt.UTC)
+        self.now = now or utc_now()
 
     if TYPE_CHECKING:
         #: `checker(self, data)`: the checker over the parsed data (a DataFrame, or a dict of

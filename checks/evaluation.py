@@ -16,6 +16,7 @@ from checkers.levels import AlertLevel
 from checkers.outcome import CheckOutcome, Status
 from checkers.parsers import Parser, SourceError
 from checkers.spark import spark_session
+from checkers.storage import utc_now
 from checkers.tolerances import FailureCounts
 from checks.base import QualityCheck
 
@@ -95,7 +96,7 @@ def evaluate_checks(
 ) -> list[CheckOutcome]:
     """Outcomes of `checks`, in order. `data` maps check names to ready data (tests), bypassing
     their parsers."""
-    started_at = now or dt.datetime.now(dt.UTC)
+    started_at = now or utc_now()
     session = spark or SparkSession.getActiveSession() or spark_session()
     given = dict(data or {})
     pending = [_Pending(check, check(now=started_at)) for check in checks]
