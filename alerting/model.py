@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 
 from checkers.levels import AlertLevel
-from checkers.outcome import CheckOutcome, Status
+from checkers.outcome import CheckOutcome
 
 
 def fingerprint(check: str, scope: str = "") -> str:
@@ -177,7 +177,6 @@ __all__ = [
     "IncidentStatus",
     "Notification",
     "NotifyReason",
-    "Status",
     "fingerprint",
     "update_incident",
 ]

@@ -177,8 +177,8 @@ class SlackReceiver:
                     error=f"Slack unreachable: {type(exc).__name__}: {exc}",
                 )
             if "ts" not in state and call.method == "chat.postMessage":
+                # the root exists now, and with it the thread: a NEW notification is complete
                 state = {"channel": response["channel"], "ts": response["ts"]}
-                step = 0  # the thread exists now; a NEW notification is complete
                 return Delivery(ok=True, steps_done=1, thread=state)
             step += 1
 
