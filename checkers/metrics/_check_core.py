@@ -117,6 +117,20 @@ class CheckCore:
         )
         return self
 
+    def _constrain(
+        self,
+        analyzer: Analyzer,
+        assertion: MetricAssertion,
+        *,
+        hint: str = "",
+        row_condition: Callable[[], Column] | None = None,
+    ) -> Self:
+        """A constraint named after its analyzer: `MinimumConstraint(price)`."""
+        name = f"{type(analyzer).__name__}Constraint({', '.join(analyzer.columns)})"
+        return self.add_constraint(
+            analyzer, assertion, name, hint=hint, row_condition=row_condition
+        )
+
     def where(self, condition: str) -> Self:
         """Filter the constraint added last: only rows where `condition` holds are analyzed
         (rows it excludes count as satisfying the constraint at row level)."""

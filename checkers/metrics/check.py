@@ -58,10 +58,9 @@ class Check(ComplianceConstraints):
         return self.has_completeness(column, is_one, hint)
 
     def has_completeness(self, column: str, assertion: MetricAssertion, hint: str = "") -> Self:
-        return self.add_constraint(
+        return self._constrain(
             Completeness(column),
             assertion,
-            f"CompletenessConstraint({column})",
             hint=hint,
             row_condition=lambda: F.col(_quote(column)).isNotNull(),
         )
@@ -98,12 +97,8 @@ class Check(ComplianceConstraints):
         self, columns: str | Sequence[str], assertion: MetricAssertion, hint: str = ""
     ) -> Self:
         names = _names(columns)
-        return self.add_constraint(
-            Uniqueness(names),
-            assertion,
-            f"UniquenessConstraint({', '.join(names)})",
-            hint=hint,
-            row_condition=_unique_rows(names),
+        return self._constrain(
+            Uniqueness(names), assertion, hint=hint, row_condition=_unique_rows(names)
         )
 
     def has_distinctness(
@@ -118,12 +113,8 @@ class Check(ComplianceConstraints):
         self, columns: str | Sequence[str], assertion: MetricAssertion, hint: str = ""
     ) -> Self:
         names = _names(columns)
-        return self.add_constraint(
-            UniqueValueRatio(names),
-            assertion,
-            f"UniqueValueRatioConstraint({', '.join(names)})",
-            hint=hint,
-            row_condition=_unique_rows(names),
+        return self._constrain(
+            UniqueValueRatio(names), assertion, hint=hint, row_condition=_unique_rows(names)
         )
 
     def has_number_of_distinct_values(
@@ -142,12 +133,7 @@ class Check(ComplianceConstraints):
         self, column: str | Sequence[str], assertion: MetricAssertion, hint: str = ""
     ) -> Self:
         names = _names(column)
-        return self.add_constraint(
-            CountDistinct(names),
-            assertion,
-            f"CountDistinctConstraint({', '.join(names)})",
-            hint=hint,
-        )
+        return self._constrain(CountDistinct(names), assertion, hint=hint)
 
     def has_histogram_values(
         self,
@@ -172,12 +158,7 @@ class Check(ComplianceConstraints):
     def has_mutual_information(
         self, column_a: str, column_b: str, assertion: MetricAssertion, hint: str = ""
     ) -> Self:
-        return self.add_constraint(
-            MutualInformation((column_a, column_b)),
-            assertion,
-            f"MutualInformationConstraint({column_a}, {column_b})",
-            hint=hint,
-        )
+        return self._constrain(MutualInformation((column_a, column_b)), assertion, hint=hint)
 
     # -- statistics -----------------------------------------------------------------------------
     def has_approx_quantile(
@@ -193,74 +174,55 @@ class Check(ComplianceConstraints):
     def has_approx_count_distinct(
         self, column: str, assertion: MetricAssertion, hint: str = ""
     ) -> Self:
-        return self.add_constraint(
-            ApproxCountDistinct(column),
-            assertion,
-            f"ApproxCountDistinctConstraint({column})",
-            hint=hint,
-        )
+        return self._constrain(ApproxCountDistinct(column), assertion, hint=hint)
 
     def has_min(self, column: str, assertion: MetricAssertion, hint: str = "") -> Self:
-        return self.add_constraint(
+        return self._constrain(
             Minimum(column),
             assertion,
-            f"MinimumConstraint({column})",
             hint=hint,
             row_condition=_value_rows(lambda: F.col(_quote(column)), assertion),
         )
 
     def has_max(self, column: str, assertion: MetricAssertion, hint: str = "") -> Self:
-        return self.add_constraint(
+        return self._constrain(
             Maximum(column),
             assertion,
-            f"MaximumConstraint({column})",
             hint=hint,
             row_condition=_value_rows(lambda: F.col(_quote(column)), assertion),
         )
 
     def has_min_length(self, column: str, assertion: MetricAssertion, hint: str = "") -> Self:
-        return self.add_constraint(
+        return self._constrain(
             MinLength(column),
             assertion,
-            f"MinLengthConstraint({column})",
             hint=hint,
             row_condition=_value_rows(lambda: F.length(F.col(_quote(column))), assertion),
         )
 
     def has_max_length(self, column: str, assertion: MetricAssertion, hint: str = "") -> Self:
-        return self.add_constraint(
+        return self._constrain(
             MaxLength(column),
             assertion,
-            f"MaxLengthConstraint({column})",
             hint=hint,
             row_condition=_value_rows(lambda: F.length(F.col(_quote(column))), assertion),
         )
 
     def has_mean(self, column: str, assertion: MetricAssertion, hint: str = "") -> Self:
-        return self.add_constraint(Mean(column), assertion, f"MeanConstraint({column})", hint=hint)
+        return self._constrain(Mean(column), assertion, hint=hint)
 
     def has_sum(self, column: str, assertion: MetricAssertion, hint: str = "") -> Self:
-        return self.add_constraint(Sum(column), assertion, f"SumConstraint({column})", hint=hint)
+        return self._constrain(Sum(column), assertion, hint=hint)
 
     def has_standard_deviation(
         self, column: str, assertion: MetricAssertion, hint: str = ""
     ) -> Self:
-        return self.add_constraint(
-            StandardDeviation(column),
-            assertion,
-            f"StandardDeviationConstraint({column})",
-            hint=hint,
-        )
+        return self._constrain(StandardDeviation(column), assertion, hint=hint)
 
     def has_correlation(
         self, column_a: str, column_b: str, assertion: MetricAssertion, hint: str = ""
     ) -> Self:
-        return self.add_constraint(
-            Correlation(column_a, column_b),
-            assertion,
-            f"CorrelationConstraint({column_a}, {column_b})",
-            hint=hint,
-        )
+        return self._constrain(Correlation(column_a, column_b), assertion, hint=hint)
 
     def has_data_type(
         self, column: str, data_type: str, assertion: MetricAssertion = is_one, hint: str = ""
