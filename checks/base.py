@@ -105,12 +105,15 @@ class QualityCheck:
             raise NotImplementedError
 
     def _parser_value(self) -> Parser | Mapping[str, Parser]:
+        """The parser(s), built once per run when `parser` is a method."""
         from checkers.parsers import Parser
 
-        parser = self.parser
-        if callable(parser) and not isinstance(parser, Parser):
-            parser = parser()  # a method: sources that depend on the run time (`self.now`)
-        return parser
+        if "_built_parser" not in self.__dict__:
+            parser = self.parser
+            if callable(parser) and not isinstance(parser, Parser):
+                parser = parser()  # a method: sources that depend on the run time (`self.now`)
+            self.__dict__["_built_parser"] = parser
+        return self.__dict__["_built_parser"]  # type: ignore[no-any-return]
 
     def sources(self) -> dict[str, Parser]:
         """The check's parsers by name (a single parser is named "data")."""
