@@ -58,6 +58,28 @@ def measure(
     return Measurement(label, seconds, jobs, actions)
 
 
+def measure_alternating(
+    spark: SparkSession,
+    actions: dict[str, Callable[[], object]],
+    *,
+    runs: int = 3,
+    warmup: bool = True,
+) -> list[Measurement]:
+    """Like `measure` for several variants, run in turns (A B A B ...) after one warm-up call
+    each, so that JIT warm-up and machine drift do not favour the variant measured last."""
+    if warmup:
+        for action in actions.values():
+            action()
+    found = {label: Measurement(label, [], 0) for label in actions}
+    for _ in range(runs):
+        for label, action in actions.items():
+            elapsed, jobs, result = timed(spark, action)
+            found[label].seconds.append(elapsed)
+            found[label].jobs = jobs
+            found[label].actions = getattr(result, "spark_actions", found[label].actions)
+    return list(found.values())
+
+
 def table(headers: list[str], rows: list[list[object]]) -> str:
     """A Markdown table."""
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from benchmarks._harness import measure, table
+from benchmarks._harness import measure_alternating, table
 from checkers.metrics import CountDistinct, Uniqueness, run_analysis
 
 
@@ -24,18 +24,13 @@ def run(
     rows, records = [], []
     for fmt, df in sources.items():
         analyzers = [a for c in df.columns for a in (Uniqueness(c), CountDistinct(c))]
-        engine = measure(
+        engine, baseline = measure_alternating(
             spark,
-            "engine (one grouping query)",
-            lambda df=df, a=analyzers: run_analysis(df, a),
+            {
+                "engine (one grouping query)": lambda df=df, a=analyzers: run_analysis(df, a),
+                "one group-by per column": lambda df=df: one_group_by_per_column(df),
+            },
             runs=runs,
-        )
-        baseline = measure(
-            spark,
-            "one group-by per column",
-            lambda df=df: one_group_by_per_column(df),
-            runs=runs,
-            warmup=False,
         )
         for m in (engine, baseline):
             rows.append(

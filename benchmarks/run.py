@@ -35,7 +35,11 @@ def main() -> None:
 
     spark = spark_session(
         app_name="dq-benchmarks",
-        config={"spark.driver.memory": "8g", "spark.sql.shuffle.partitions": "8"},
+        config={
+            "spark.driver.memory": "8g",
+            "spark.sql.shuffle.partitions": "8",
+            "spark.ui.showConsoleProgress": "false",
+        },
     )
     files = data.lineitem_files(scale)
     sections, records = [], {}

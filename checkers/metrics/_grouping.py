@@ -6,7 +6,12 @@ The unified frequency table has one row per (grouping set, key): `__dq_set`, the
 in it. Single-column sets of one type are stacked: every row becomes one (set, value) pair per set
 and one narrow group-by counts them all, sharing one value column. Multi-column sets share one
 GROUPING SETS query, a `where` becoming a boolean key column of its set. Stacking measured several
-times faster than GROUPING SETS on wide tables, whose rows carry every grouped column."""
+times faster than GROUPING SETS on wide tables, whose rows carry every grouped column.
+
+On columnar files a stack holds at most `COLUMNAR_STACK` columns, its parts unioned in the same
+query: each part reads only its own columns, and its smaller hash tables measured faster than one
+stack of every column (benchmarks/README.md). Row formats keep one stack, so the rows are parsed
+once."""
 
 from __future__ import annotations
 
@@ -23,6 +28,8 @@ from checkers.metrics._schema import resolve_type
 from checkers.metrics.frequencies import COUNT, SET_ID, FrequencyState, key_column
 
 GID = "__dq_gid"
+#: the most columns in one stack when the source is columnar files
+COLUMNAR_STACK = 5
 KEYED = "__dq_keyed"
 
 #: set id -> names of its key columns in the unified table, in the set's column order
@@ -76,10 +83,18 @@ def run_layout(schema: StructType, sets: Sequence[GroupingSet]) -> Layout:
     return layout
 
 
-def frequency_table(df: DataFrame, sets: Sequence[GroupingSet], layout: Layout) -> DataFrame:
-    """The unified table of `df` for all sets, as one lazy query."""
+def frequency_table(
+    df: DataFrame, sets: Sequence[GroupingSet], layout: Layout, *, stack_size: int | None = None
+) -> DataFrame:
+    """The unified table of `df` for all sets, as one lazy query; `stack_size` caps the columns
+    stacked in one group-by (None: one stack per type)."""
     stacks, multi = _stacks(df.schema, sets)
-    parts = [_stacked_table(df, group, layout) for group in stacks.values()]
+    size = stack_size or len(sets)
+    parts = [
+        _stacked_table(df, group[start : start + size], layout)
+        for group in stacks.values()
+        for start in range(0, len(group), size)
+    ]
     if multi:
         parts.append(_grouping_sets_table(df, multi, layout))
     return union_all(parts)
@@ -110,9 +125,11 @@ def _stacked_table(df: DataFrame, sets: Sequence[GroupingSet], layout: Layout) -
     for s in sets:
         pair = F.struct(F.lit(s.set_id).alias("s"), F.col(s.columns[0]).alias("v"))
         pairs.append(pair if s.where is None else F.when(F.expr(s.where), pair))
-    present = F.filter(F.array(*pairs), lambda pair: pair.isNotNull())
+    stacked = F.array(*pairs)
+    if any(s.where is not None for s in sets):  # a set's filter left a NULL pair to drop
+        stacked = F.filter(stacked, lambda pair: pair.isNotNull())
     return (
-        df.select(F.inline(present))
+        df.select(F.inline(stacked))
         .groupBy(F.col("s").alias(SET_ID), F.col("v").alias(value))
         .agg(F.count(F.lit(1)).alias(COUNT))
         .withColumn(KEYED, F.col(value).isNotNull())

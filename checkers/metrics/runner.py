@@ -114,7 +114,7 @@ def run_analysis(
             metrics[analyzer] = Metric(analyzer, error=problem)
     previous = dict(aggregate_with or {})
 
-    columnar = sketch_plan is SketchPlan.AUTO and _reads_columnar_files(df)
+    columnar = _reads_columnar_files(df)
     scan = [a for a in runnable if isinstance(a, ScanShareableAnalyzer)]
     for group in _scan_passes(scan, sketch_plan, columnar):
         outcome = run_scan(df, group)
@@ -132,7 +132,9 @@ def run_analysis(
         if state_store is not None:
             assert dataset is not None and partition is not None
             location = state_store.frequency_location(dataset, partition)
-        found, found_states, found_actions = _run_grouping(df, frequency, previous, location)
+        found, found_states, found_actions = _run_grouping(
+            df, frequency, previous, location, columnar
+        )
         metrics.update(found)
         states.update(found_states)
         actions += found_actions
@@ -148,9 +150,11 @@ def _run_grouping(
     analyzers: list[FrequencyAnalyzer],
     previous: Mapping[Analyzer, State],
     location: str | None,
+    columnar: bool,
 ) -> tuple[dict[Analyzer, Metric], dict[Analyzer, State], int]:
+    stack_size = _grouping.COLUMNAR_STACK if columnar else None
     try:
-        return _grouping_pass(df, analyzers, previous, location)
+        return _grouping_pass(df, analyzers, previous, location, stack_size)
     except Exception as exc:
         failure = describe_failure(exc)
     # Report the filters that do not resolve (analysis only, no job); retry the others once.
@@ -163,7 +167,7 @@ def _run_grouping(
     actions = 1
     if errors and rest:
         try:
-            found, states, more = _grouping_pass(df, rest, previous, location)
+            found, states, more = _grouping_pass(df, rest, previous, location, stack_size)
             return {**metrics, **found}, states, actions + more
         except Exception as exc:
             failure = describe_failure(exc)
@@ -187,11 +191,12 @@ def _grouping_pass(
     analyzers: list[FrequencyAnalyzer],
     previous: Mapping[Analyzer, State],
     location: str | None,
+    stack_size: int | None,
 ) -> tuple[dict[Analyzer, Metric], dict[Analyzer, State], int]:
     sets = _grouping.plan_sets(analyzers)
     layout = _grouping.run_layout(df.schema, sets)
     actions = 0
-    table = _grouping.frequency_table(df, sets, layout)
+    table = _grouping.frequency_table(df, sets, layout, stack_size=stack_size)
     if location is not None:
         schema = table.schema.json()
         table.write.mode("overwrite").partitionBy(_grouping.SET_ID).parquet(location)

@@ -20,6 +20,7 @@ from checkers.metrics import (
     SketchPlan,
     StandardDeviation,
     Uniqueness,
+    _grouping,
     run_analysis,
 )
 from tests.metrics.jobs import count_jobs
@@ -88,6 +89,47 @@ def test_many_grouping_columns_cost_one_grouping_job(spark, make_df) -> None:
     for i, c in enumerate(columns):
         assert result.metric(CountDistinct(c)).value == float(i + 2)
         assert result.metric(Uniqueness(c)).value == 0.0
+
+
+@pytest.fixture(scope="module")
+def wide_parquet(spark, tmp_path_factory):
+    """19 grouped columns of two types as Parquet: more than two stacks of COLUMNAR_STACK."""
+    exprs = [f"IF(id % 7 = {i % 7}, NULL, id % {i + 2}) AS c{i:02d}" for i in range(12)]
+    exprs += [f"CAST(id % {i + 3} AS STRING) AS s{i}" for i in range(7)]
+    path = str(tmp_path_factory.mktemp("wide") / "wide")
+    spark.range(700).selectExpr(*exprs).write.parquet(path)
+    columnar = spark.read.parquet(path)
+    assert len(columnar.columns) > 2 * _grouping.COLUMNAR_STACK
+    analyzers = [a for c in columnar.columns for a in (Uniqueness(c), CountDistinct(c))]
+    analyzers += [CountDistinct(c, where="c00 < 1") for c in columnar.columns[::3]]
+    return columnar, analyzers
+
+
+def test_on_columnar_files_stacks_of_a_few_columns_give_the_same_metrics(
+    spark, wide_parquet
+) -> None:
+    """Parquet: the stacked columns are split into stacks of COLUMNAR_STACK (unioned in one
+    query); the metrics equal those of the same rows as a row-wise source (one stack)."""
+    columnar, analyzers = wide_parquet
+    frame = columnar.toPandas()
+    result = run_analysis(columnar, analyzers)
+    expected = run_analysis(spark.createDataFrame(frame, columnar.schema), analyzers)
+    for analyzer in analyzers:
+        assert result.metric(analyzer).value == expected.metric(analyzer).value, analyzer
+    for column in columnar.columns:
+        assert result.metric(CountDistinct(column)).value == frame[column].nunique()
+        unique = (frame[column].value_counts() == 1).sum() / frame[column].notna().sum()
+        assert result.metric(Uniqueness(column)).value == pytest.approx(unique)
+    for column in columnar.columns[::3]:
+        filtered = frame[frame["c00"] < 1][column].nunique()
+        assert result.metric(CountDistinct(column, where="c00 < 1")).value == filtered
+
+
+@pytest.mark.classic_only
+def test_on_columnar_files_the_stacks_share_one_grouping_job(spark, wide_parquet) -> None:
+    columnar, analyzers = wide_parquet
+    result, jobs = count_jobs(spark, lambda: run_analysis(columnar, analyzers))
+    assert jobs == result.spark_actions == 1
 
 
 def test_duplicates_collapse_and_results_keep_request_order(flights) -> None:
