@@ -46,6 +46,6 @@ def run(
     first = next(iter(sources.values()))
     return (
         f"Uniqueness + CountDistinct of {len(first.columns)} columns, {first.count():,} rows, "
-        f"median of {runs} runs:\n\n{text}",
+        f"median of {runs} runs, the two variants measured in turns:\n\n{text}",
         records,
     )
