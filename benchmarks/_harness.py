@@ -48,14 +48,8 @@ def measure(
     warmup: bool = True,
 ) -> Measurement:
     """Median of `runs` timed calls after one untimed warm-up call."""
-    if warmup:
-        action()
-    seconds, jobs, actions = [], 0, None
-    for _ in range(runs):
-        elapsed, jobs, result = timed(spark, action)
-        seconds.append(elapsed)
-        actions = getattr(result, "spark_actions", actions)
-    return Measurement(label, seconds, jobs, actions)
+    (found,) = measure_alternating(spark, {label: action}, runs=runs, warmup=warmup)
+    return found
 
 
 def measure_alternating(
