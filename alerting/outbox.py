@@ -55,31 +55,55 @@ def _first_of_thread() -> sa.ColumnElement[bool]:
 def claim_next(
     engine: Engine, receiver: str, *, holder: str, now: dt.datetime, lease: dt.timedelta
 ) -> Claimed | None:
-    """Lease the next deliverable row of `receiver` (threads in order), or None. PostgreSQL and
-    MariaDB lock the candidate with SKIP LOCKED (MariaDB at READ COMMITTED, so only that row is
-    locked); SQLite, which has no row locks, relies on the conditional UPDATE's row count."""
-    for _ in range(20):  # another deliverer won the row: take the next one
+    """Lease the next deliverable row of `receiver` (threads in order), or None. Candidates are
+    read without locks; each is then locked by its primary key with SKIP LOCKED on PostgreSQL
+    and MariaDB (MariaDB at READ COMMITTED: a wide locking scan would hide every candidate from
+    a concurrent deliverer), and leased by a conditional UPDATE whose row count says who won
+    (all SQLite has: it has no row locks, and serialises writers)."""
+    for _ in range(10):  # candidates all taken by others meanwhile: look again
         with engine.connect() as connection:
-            if connection.dialect.name in ("mysql", "mariadb"):
-                connection = connection.execution_options(isolation_level="READ COMMITTED")
-            with connection.begin():
-                row_id = connection.execute(
+            candidates = list(
+                connection.execute(
                     sa.select(n.c.id)
                     .where(n.c.receiver == receiver, _free(now), _first_of_thread())
                     .order_by(n.c.incident_id, n.c.sequence)
-                    .limit(1)
-                    .with_for_update(skip_locked=True)
-                ).scalar()
-                if row_id is None:
-                    return None
-                won = connection.execute(
-                    n.update()
-                    .where(n.c.id == row_id, _free(now))
-                    .values(lease_holder=holder, lease_until=now + lease)
-                ).rowcount
-                if won:
-                    return _load(connection, int(row_id))
+                    .limit(CANDIDATES)
+                ).scalars()
+            )
+        if not candidates:
+            return None
+        for row_id in candidates:
+            claimed = _claim(engine, int(row_id), holder=holder, now=now, lease=lease)
+            if claimed is not None:
+                return claimed
     return None
+
+
+#: Rows read per look for claimable ones; a row is the first pending one of its thread for good
+#: (sequences only grow, rows never return to pending), so a candidate stays valid until taken.
+CANDIDATES = 10
+
+
+def _claim(
+    engine: Engine, row_id: int, *, holder: str, now: dt.datetime, lease: dt.timedelta
+) -> Claimed | None:
+    with engine.connect() as connection:
+        if connection.dialect.name in ("mysql", "mariadb"):
+            connection = connection.execution_options(isolation_level="READ COMMITTED")
+        with connection.begin():
+            locked = connection.execute(
+                sa.select(n.c.id)
+                .where(n.c.id == row_id, _free(now))
+                .with_for_update(skip_locked=True)
+            ).scalar()
+            if locked is None:
+                return None
+            won = connection.execute(
+                n.update()
+                .where(n.c.id == row_id, _free(now))
+                .values(lease_holder=holder, lease_until=now + lease)
+            ).rowcount
+            return _load(connection, row_id) if won else None
 
 
 def _load(connection: Connection, row_id: int) -> Claimed:

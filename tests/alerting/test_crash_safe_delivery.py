@@ -143,12 +143,17 @@ def test_two_deliverers_send_each_notification_once(
         env = deliverer_env(tmp_path, url, http, port, certificate[0])
         gate = slack.gates.add("chat.postMessage:after")  # one deliverer stops mid-post
         processes = [start_deliver(env, T0), start_deliver(env, T0)]
-        wait_for(gate.reached.is_set, "a held post")
-        wait_for(lambda: len(slack.messages) >= 2, "the other deliverer posting meanwhile")
+        try:
+            wait_for(gate.reached.is_set, "a held post")
+            wait_for(lambda: len(slack.messages) >= 2, "the other deliverer posting meanwhile")
+        except AssertionError as exc:
+            gate.release.set()
+            raise AssertionError([p.communicate(timeout=60) for p in processes]) from exc
         gate.release.set()
-        outputs = [p.communicate(timeout=60)[0] for p in processes]
+        outputs = [p.communicate(timeout=60) for p in processes]
         assert all(p.returncode == 0 for p in processes), outputs
-        sent = [int(re.search(r"sent (\d+)", out).group(1)) for out in outputs]  # type: ignore[union-attr]
+        assert not any("Traceback" in err for _, err in outputs), outputs
+        sent = [int(re.search(r"sent (\d+)", out).group(1)) for out, _ in outputs]  # type: ignore[union-attr]
         assert sum(sent) == 12 and min(sent) >= 1  # both delivered, together everything once
         assert len(slack.messages) == len(slack.roots()) == 4
         assert len({m.metadata["event_payload"]["dedup_key"] for m in slack.roots()}) == 4
