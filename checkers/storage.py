@@ -145,7 +145,7 @@ def _v4_delivery_leases(connection: Connection) -> None:
     # v1 creates tables from the current definitions: add only what an older database lacks
     inspector = sa.inspect(connection)
     present = {c["name"] for c in inspector.get_columns(notifications.name)}
-    compiler = connection.dialect.ddl_compiler(connection.dialect, None)
+    compiler = connection.dialect.ddl_compiler(connection.dialect, None)  # type: ignore[arg-type]
     for name in ("lease_holder", "lease_until", "step_started", "step_started_at"):
         if name not in present:
             spec = compiler.get_column_specification(notifications.c[name])
