@@ -1,41 +1,43 @@
-"""The delivery stage: send pending outbox rows, per (incident, receiver) in sequence order, with
-bounded retries and backoff inside a run. A retryable failure stays pending for the next run; a
-permanent one is marked failed with its reason and logged. Delivery is at-least-once; dedup keys
-are stable, so receivers that support them (PagerDuty) collapse repeats."""
+"""The delivery stage: receivers in parallel (one worker thread each), each claiming its outbox
+rows with a lease, per (incident, receiver) thread in sequence order, and recording every external
+step before the next one starts. A rate-limited or failing receiver is deferred to a later run
+(Retry-After or backoff, persisted), never waited on; time per receiver per run is bounded."""
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import logging
+import os
+import socket
 import time
+import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 
-import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from alerting.model import Notification
+from alerting import outbox
+from alerting.backoff import ReceiverBackoff, backoff_wait, load_backoff, save_backoff
+from alerting.outbox import Claimed
 from alerting.receivers.base import Delivery, Receiver
-from checkers.storage import as_utc, notifications, receiver_threads
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """`attempts` tries per run; waits `backoff_s * 2**n`, or the receiver's Retry-After, capped
-    at `max_wait_s` (a flooded channel must not stall a 15-minute run)."""
+    """How delivery treats trouble. A receiver failing retryably is left alone for its
+    Retry-After, else `backoff_s * 2**(failures-1)` (at most `max_backoff_s`); a wait up to
+    `short_wait_s` is taken once within the run instead. `budget_s` bounds the time one receiver
+    gets per run, so a run's delivery takes at most `budget_s` plus one request timeout.
+    `lease_s` is how long a claimed row stays another deliverer's after its last step began."""
 
-    attempts: int = 3
-    backoff_s: float = 1.0
-    max_wait_s: float = 30.0
-
-    def wait(self, attempt: int, delivery: Delivery) -> float:
-        if delivery.retry_after_s is not None:
-            return min(delivery.retry_after_s, self.max_wait_s)
-        return min(self.backoff_s * 2**attempt, self.max_wait_s)
+    backoff_s: float = 30.0
+    max_backoff_s: float = 3600.0
+    short_wait_s: float = 2.0
+    budget_s: float = 60.0
+    lease_s: float = 120.0
 
 
 @dataclass
@@ -45,39 +47,6 @@ class DeliveryReport:
     failed: list[str] = field(default_factory=list)
 
 
-def _thread(engine: Engine, incident_id: int, receiver: str) -> dict[str, object]:
-    with engine.connect() as connection:
-        text = connection.execute(
-            sa.select(receiver_threads.c.thread).where(
-                receiver_threads.c.incident_id == incident_id,
-                receiver_threads.c.receiver == receiver,
-            )
-        ).scalar()
-    return json.loads(text) if text else {}
-
-
-def _save_progress(
-    engine: Engine,
-    row_id: int,
-    notification: Notification,
-    delivery: Delivery,
-    values: Mapping[str, object],
-) -> None:
-    with engine.begin() as connection:
-        connection.execute(
-            notifications.update().where(notifications.c.id == row_id).values(**values)
-        )
-        if delivery.thread:
-            connection.execute(
-                receiver_threads.update()
-                .where(
-                    receiver_threads.c.incident_id == notification.incident_id,
-                    receiver_threads.c.receiver == notification.receiver,
-                )
-                .values(thread=json.dumps(delivery.thread, sort_keys=True))
-            )
-
-
 def deliver_pending(
     engine: Engine,
     receivers: Mapping[str, Receiver],
@@ -85,94 +54,179 @@ def deliver_pending(
     *,
     retry: RetryPolicy | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
 ) -> DeliveryReport:
-    """Deliver every pending notification that is due."""
+    """Deliver what is due, each receiver in its own thread; returns once every receiver is
+    done, deferred or out of budget. `report.pending` lists what is left for a later run."""
     policy = retry or RetryPolicy()
+    holder = f"{socket.gethostname()[:60]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    names = outbox.pending_receivers(engine)
+    workers = [
+        _ReceiverRun(engine, name, receivers.get(name), now, policy, holder, sleep, clock)
+        for name in names
+    ]
     report = DeliveryReport()
-    with engine.connect() as connection:
-        rows = list(
-            connection.execute(
-                sa.select(notifications)
-                .where(notifications.c.status == "pending")
-                .order_by(
-                    notifications.c.incident_id, notifications.c.receiver, notifications.c.sequence
-                )
-            ).mappings()
-        )
-    blocked: set[tuple[int, str]] = set()
-    for row in rows:
-        key = (row["incident_id"], row["receiver"])
-        due = as_utc(row["next_attempt_at"])
-        if key in blocked or (due is not None and due > now):
-            blocked.add(key)  # later notifications of this thread wait for this one: order holds
-            report.pending.append(row["dedup_key"])
-            continue
-        outcome = _deliver_row(
-            engine, dict(row), receivers.get(row["receiver"]), now, policy, sleep
-        )
-        getattr(report, outcome).append(row["dedup_key"])
-        if outcome != "sent":
-            blocked.add(key)
+    if engine.url.database in (None, "", ":memory:"):  # one connection's database: in turn
+        results = [worker.run() for worker in workers]
+    else:
+        with ThreadPoolExecutor(max(1, len(workers)), thread_name_prefix="dq-deliver") as pool:
+            results = list(pool.map(_ReceiverRun.run, workers))
+    for result in results:
+        report.sent += result.sent
+        report.failed += result.failed
+    report.pending = outbox.pending_keys(engine)
     return report
 
 
-def _deliver_row(
-    engine: Engine,
-    row: Mapping[str, Any],
-    receiver: Receiver | None,
-    now: dt.datetime,
-    policy: RetryPolicy,
-    sleep: Callable[[float], None],
-) -> str:
-    notification = Notification.from_json(str(row["payload"]))
-    row_id = int(row["id"])  # type: ignore[call-overload]
-    if receiver is None:
-        error = f"no receiver named {notification.receiver!r} is configured"
-        log.error("notification %s not delivered: %s", notification.dedup_key, error)
-        _save_progress(
-            engine,
-            row_id,
-            notification,
-            Delivery(ok=False),
-            {"status": "failed", "last_error": error},
-        )
-        return "failed"
-    steps = int(row["steps_done"])  # type: ignore[call-overload]
-    attempts = int(row["attempts"])  # type: ignore[call-overload]
-    thread = _thread(engine, notification.incident_id, notification.receiver)
-    for attempt in range(policy.attempts):
+@dataclass
+class _ReceiverRun:
+    """One receiver's share of a delivery run."""
+
+    engine: Engine
+    name: str
+    receiver: Receiver | None
+    now: dt.datetime
+    policy: RetryPolicy
+    holder: str
+    sleep: Callable[[float], None]
+    clock: Callable[[], float]
+    report: DeliveryReport = field(default_factory=DeliveryReport)
+
+    def run(self) -> DeliveryReport:
         try:
-            delivery = receiver.send(notification, thread, steps)
-        except Exception as exc:  # a receiver bug: keep the notification, say why
-            delivery = Delivery(
-                ok=False, steps_done=steps, retryable=True, error=f"{type(exc).__name__}: {exc}"
+            self._run()
+        except Exception:  # a database error in one receiver's share must not stop the others
+            log.exception("delivery to %s stopped; its notifications stay pending", self.name)
+        return self.report
+
+    def _run(self) -> None:
+        self.started = self.clock()
+        self.waited = False
+        self.backoff = load_backoff(self.engine, self.name)
+        if self.backoff.blocks(self.now):
+            log.info("%s is backing off until %s", self.name, self.backoff.not_before)
+            return
+        while self._left() > 0:
+            claimed = outbox.claim_next(
+                self.engine, self.name, holder=self.holder, now=self._current(), lease=self._lease
             )
-        attempts += 1
-        steps = max(steps, delivery.steps_done)
-        thread = {**thread, **delivery.thread}
-        values: dict[str, object] = {
-            "attempts": attempts,
-            "steps_done": steps,
-            "last_error": delivery.error,
-        }
-        if delivery.ok:
-            _save_progress(
-                engine, row_id, notification, delivery, {**values, "status": "sent", "sent_at": now}
-            )
-            return "sent"
-        if not delivery.retryable:
-            _save_progress(engine, row_id, notification, delivery, {**values, "status": "failed"})
-            log.error(
-                "notification %s failed permanently: %s", notification.dedup_key, delivery.error
-            )
+            if claimed is None:
+                return
+            result = self._deliver(claimed)
+            if result in ("sent", "failed"):
+                getattr(self.report, result).append(claimed.dedup_key)
+            elif result == "deferred":
+                return
+
+    @property
+    def _lease(self) -> dt.timedelta:
+        return dt.timedelta(seconds=self.policy.lease_s)
+
+    def _left(self) -> float:
+        return self.policy.budget_s - (self.clock() - self.started)
+
+    def _current(self) -> dt.datetime:
+        """The run's `now`, advanced by the time this worker has taken."""
+        return self.now + dt.timedelta(seconds=self.clock() - self.started)
+
+    def _deliver(self, claimed: Claimed) -> str:
+        if self.receiver is None:
+            error = f"no receiver named {self.name!r} is configured"
+            log.error("notification %s not delivered: %s", claimed.dedup_key, error)
+            outbox.fail(self.engine, claimed, error)
             return "failed"
-        _save_progress(engine, row_id, notification, delivery, values)
-        if attempt + 1 < policy.attempts:
-            sleep(policy.wait(attempt, delivery))
-    log.warning(
-        "notification %s still pending after %d attempts: %s",
-        notification.dedup_key,
-        policy.attempts,
-        delivery.error,
-    )
-    return "pending"
+        step, thread = claimed.steps_done, dict(claimed.thread)
+        in_flight = claimed.step_started == step
+        while True:
+            if self._left() <= 0:  # out of budget between steps: the rest resumes next run
+                outbox.defer(self.engine, claimed, until=None, error=None, in_doubt=False)
+                return "pending"
+            if not outbox.start_step(
+                self.engine,
+                claimed,
+                step,
+                holder=self.holder,
+                now=self._current(),
+                lease=self._lease,
+            ):
+                log.warning("lost the lease on %s to another deliverer", claimed.dedup_key)
+                return "pending"
+            delivery = self._send(claimed, thread, step, in_flight)
+            if delivery.ok:
+                step, thread = delivery.steps_done, {**thread, **delivery.thread}
+                outbox.finish_step(
+                    self.engine,
+                    claimed,
+                    steps_done=step,
+                    thread=thread,
+                    sent=not delivery.more,
+                    now=self._current(),
+                    error=delivery.error,
+                )
+                claimed = replace(claimed, thread=thread)
+                if not delivery.more:
+                    self._recovered()
+                    return "sent"
+                in_flight = False
+                continue
+            if not delivery.retryable:
+                outbox.fail(self.engine, claimed, delivery.error or "failed")
+                log.error(
+                    "notification %s failed permanently: %s", claimed.dedup_key, delivery.error
+                )
+                return "failed"
+            in_flight = in_flight or delivery.in_doubt
+            wait = self._failed(delivery)
+            if not self.waited and wait <= min(self.policy.short_wait_s, self._left()):
+                self.waited = True  # a short Retry-After is worth one wait within the run
+                self.sleep(wait)
+                continue
+            self._defer(claimed, delivery, wait, in_flight)
+            return "deferred"
+
+    def _send(
+        self, claimed: Claimed, thread: dict[str, object], step: int, in_flight: bool
+    ) -> Delivery:
+        assert self.receiver is not None
+        try:
+            return self.receiver.send(claimed.notification, thread, step, in_flight=in_flight)
+        except Exception as exc:  # a receiver bug: keep the notification, say why
+            return Delivery(
+                ok=False,
+                steps_done=step,
+                retryable=True,
+                in_doubt=True,
+                error=f"{type(exc).__name__}: {exc}",
+            )
+
+    def _failed(self, delivery: Delivery) -> float:
+        failures = self.backoff.consecutive_failures + 1
+        self.backoff = replace(
+            self.backoff, consecutive_failures=failures, last_error=delivery.error
+        )
+        return backoff_wait(
+            failures,
+            delivery.retry_after_s,
+            base_s=self.policy.backoff_s,
+            max_s=self.policy.max_backoff_s,
+        )
+
+    def _defer(self, claimed: Claimed, delivery: Delivery, wait: float, in_doubt: bool) -> None:
+        current = self._current()
+        until = current + dt.timedelta(seconds=wait)
+        self.backoff = replace(self.backoff, not_before=until)
+        save_backoff(self.engine, self.backoff, current)
+        outbox.defer(self.engine, claimed, until=until, error=delivery.error, in_doubt=in_doubt)
+        outbox.defer_receiver(self.engine, self.name, until)
+        log.warning(
+            "%s deferred for %.0f s after %d failure(s) in a row: %s",
+            self.name,
+            wait,
+            self.backoff.consecutive_failures,
+            delivery.error,
+        )
+
+    def _recovered(self) -> None:
+        if self.backoff.consecutive_failures or self.backoff.not_before is not None:
+            self.backoff = ReceiverBackoff(self.name)
+            save_backoff(self.engine, self.backoff, self._current())

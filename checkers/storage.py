@@ -79,7 +79,13 @@ notifications = sa.Table(
     sa.Column("last_error", sa.Text),
     sa.Column("created_at", UtcDateTime, nullable=False),
     sa.Column("sent_at", UtcDateTime),
+    # migration 4: a deliverer's lease on the row, and the step begun but not yet confirmed
+    sa.Column("lease_holder", sa.String(100)),
+    sa.Column("lease_until", UtcDateTime),
+    sa.Column("step_started", sa.Integer),
+    sa.Column("step_started_at", UtcDateTime),
     sa.Index("ix_dq_notifications_status", "status", "receiver"),
+    sa.Index("ix_dq_notifications_thread", "incident_id", "receiver", "sequence"),
 )
 
 receiver_threads = sa.Table(
@@ -105,6 +111,16 @@ mutes = sa.Table(
     sa.Column("created_by", sa.String(200), nullable=False),
 )
 
+#: Per receiver: not before when it may be called again (Retry-After or backoff), and why.
+receiver_backoff = sa.Table(
+    "dq_receiver_backoff",
+    metadata,
+    sa.Column("receiver", sa.String(200), primary_key=True),
+    sa.Column("not_before", UtcDateTime),
+    sa.Column("consecutive_failures", sa.Integer, nullable=False, default=0),
+    sa.Column("last_error", sa.Text),
+    sa.Column("updated_at", UtcDateTime, nullable=False),
+)
 
 scheduler_windows = sa.Table(
     "dq_scheduler_windows",
@@ -125,10 +141,28 @@ def _v2_scheduler_windows(connection: Connection) -> None:
     scheduler_windows.create(connection)
 
 
+def _v4_delivery_leases(connection: Connection) -> None:
+    # v1 creates tables from the current definitions: add only what an older database lacks
+    inspector = sa.inspect(connection)
+    present = {c["name"] for c in inspector.get_columns(notifications.name)}
+    compiler = connection.dialect.ddl_compiler(connection.dialect, None)  # type: ignore[arg-type]
+    for name in ("lease_holder", "lease_until", "step_started", "step_started_at"):
+        if name not in present:
+            spec = compiler.get_column_specification(notifications.c[name])
+            connection.exec_driver_sql(f"ALTER TABLE {notifications.name} ADD COLUMN {spec}")
+    indexes = {i["name"] for i in inspector.get_indexes(notifications.name)}
+    thread_index = next(i for i in notifications.indexes if i.name == "ix_dq_notifications_thread")
+    if thread_index.name not in indexes:
+        thread_index.create(connection)
+    receiver_backoff.create(connection, checkfirst=True)
+
+
 #: Numbered migrations, applied in order and recorded in dq_schema_versions. Add, never edit.
 MIGRATIONS: list[tuple[int, Callable[[Connection], None]]] = [
     (1, _v1_initial),
     (2, _v2_scheduler_windows),
+    # 3: claims
+    (4, _v4_delivery_leases),
 ]
 
 

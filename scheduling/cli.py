@@ -103,6 +103,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return exit_code(report.outcomes)
 
 
+def _cmd_deliver(args: argparse.Namespace) -> int:
+    from alerting.delivery import deliver_pending
+
+    settings = _settings()
+    report = deliver_pending(
+        settings.engine, settings.receivers, _parse_time(args.at), retry=settings.delivery
+    )
+    print(f"sent {len(report.sent)}, failed {len(report.failed)}, pending {len(report.pending)}")
+    return EXIT_OK
+
+
 def _cmd_scheduler(args: argparse.Namespace) -> int:
     from checkers.storage import utc_now
     from scheduling.runner import run_due
@@ -162,6 +173,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--due", action="store_true", help="run the checks due (one scheduler tick)")
     run.add_argument("--at", help="ISO time of the run (default now)")
     run.set_defaults(func=_cmd_run)
+    deliver = commands.add_parser("deliver", help="deliver pending notifications once")
+    deliver.add_argument("--at", help="ISO time of the delivery (default now)")
+    deliver.set_defaults(func=_cmd_deliver)
     scheduler = commands.add_parser("scheduler", help="run due checks every 15 minutes")
     scheduler.add_argument("--interval-minutes", type=float, default=15.0)
     scheduler.set_defaults(func=_cmd_scheduler)

@@ -50,7 +50,7 @@ def run_checks(
                 mutes=settings.mutes,
                 links=links,
             )
-    delivery = deliver_pending(settings.engine, settings.receivers, now)
+    delivery = deliver_pending(settings.engine, settings.receivers, now, retry=settings.delivery)
     return RunReport(list(outcomes), list(windows), delivery)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
-from alerting import EscalationPolicy, FailingRowsLog, load_config
+from alerting import EscalationPolicy, FailingRowsLog, RetryPolicy, load_config
 from alerting.mutes import Mute
 from alerting.receivers import (
     ConsoleReceiver,
@@ -26,6 +26,7 @@ from checkers.storage import project_database
 
 CONFIG_ENV = "DQ_CONFIG"
 STATE_DIR_ENV = "DQ_STATE_DIR"
+DELIVERY_BUDGET_ENV = "DQ_DELIVERY_BUDGET_S"  # seconds one receiver may take per run
 
 
 def state_dir() -> Path:
@@ -69,6 +70,7 @@ class Settings:
     default_policy: EscalationPolicy
     mutes: list[Mute] = field(default_factory=list)
     failing_rows: FailingRowsLog | None = None
+    delivery: RetryPolicy = field(default_factory=RetryPolicy)
 
     def policy_for(self, check: type) -> EscalationPolicy:
         policy = getattr(check, "escalation", None)
@@ -99,4 +101,5 @@ class Settings:
             default_policy=policy,
             mutes=mutes,
             failing_rows=FailingRowsLog(state_dir() / "failing"),
+            delivery=RetryPolicy(budget_s=float(os.environ.get(DELIVERY_BUDGET_ENV, "60"))),
         )

@@ -1,5 +1,6 @@
-"""The receiver contract: render a notification and send it, reporting what happened. Retries,
-ordering and dedup are the delivery stage's job, not the receiver's."""
+"""The receiver contract: one call performs ONE external step of a notification (a Slack post, an
+edit, a mail, an event) and reports it, so the delivery stage records each side effect before the
+next one starts. Retries, ordering, leases and dedup are the delivery stage's job."""
 
 from __future__ import annotations
 
@@ -14,21 +15,28 @@ Thread = dict[str, object]
 
 @dataclass(frozen=True)
 class Delivery:
-    """The result of one send attempt. `steps_done` counts the calls that succeeded (a Slack
-    update is a reply plus an edit of the root), so a retry resumes after them; `thread` is the
-    receiver's updated memory of the incident, saved even when a later step failed."""
+    """The result of one step. `steps_done` counts the steps finished so far (a Slack update is a
+    reply, then an edit of the root); `more` says further steps remain; `thread` is the
+    receiver's updated memory of the incident. A failed step is `in_doubt` when it may still
+    have taken effect (a timeout after the request went out), so a retry looks before repeating."""
 
     ok: bool
     steps_done: int = 0
     thread: Thread = field(default_factory=dict)
+    more: bool = False
     retryable: bool = False
     retry_after_s: float | None = None
     error: str | None = None
+    in_doubt: bool = False
 
 
 class Receiver(Protocol):
     name: str
 
-    def send(self, notification: Notification, thread: Thread, steps_done: int) -> Delivery:
-        """Deliver `notification`, skipping its first `steps_done` steps."""
+    def send(
+        self, notification: Notification, thread: Thread, step: int, *, in_flight: bool = False
+    ) -> Delivery:
+        """Perform step `step` (0-based) of `notification`: one external call. `in_flight` says
+        this step was begun before and never confirmed (a crash or a timeout): a receiver that
+        can find its effect (Slack, by message metadata) adopts it instead of repeating it."""
         ...

@@ -19,7 +19,9 @@ class ConsoleReceiver:
     def __init__(self, name: str = "console") -> None:
         self.name = name
 
-    def send(self, notification: Notification, thread: Thread, steps_done: int) -> Delivery:
+    def send(
+        self, notification: Notification, thread: Thread, step: int, *, in_flight: bool = False
+    ) -> Delivery:
         log.warning("%s: %s", title(notification), headline(notification))
         return Delivery(ok=True, steps_done=1)
 
@@ -31,7 +33,9 @@ class FileReceiver:
         self.name = name
         self.path = Path(path)
 
-    def send(self, notification: Notification, thread: Thread, steps_done: int) -> Delivery:
+    def send(
+        self, notification: Notification, thread: Thread, step: int, *, in_flight: bool = False
+    ) -> Delivery:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a", encoding="utf-8") as out:

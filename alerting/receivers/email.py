@@ -94,7 +94,10 @@ class EmailReceiver:
         self.starttls, self.ssl_context, self.timeout_s = starttls, ssl_context, timeout_s
         self.domain = sender.rpartition("@")[2] or "dq-checkers"
 
-    def send(self, notification: Notification, thread: Thread, steps_done: int) -> Delivery:
+    def send(
+        self, notification: Notification, thread: Thread, step: int, *, in_flight: bool = False
+    ) -> Delivery:
+        # one step; a repeat after a crash carries the same Message-ID, so clients thread it once
         msg = build_email(
             notification, sender=self.sender, recipients=self.recipients, domain=self.domain
         )
@@ -119,6 +122,9 @@ class EmailReceiver:
         except KeyError as exc:
             return Delivery(ok=False, error=f"environment variable {exc} is not set")
         except (smtplib.SMTPException, OSError) as exc:
-            return Delivery(ok=False, retryable=True, error=f"SMTP unreachable: {exc}")
+            # a timeout or a drop after DATA went out may still have delivered the mail
+            return Delivery(
+                ok=False, retryable=True, in_doubt=True, error=f"SMTP unreachable: {exc}"
+            )
         partial = f"refused: {sorted(refused)}" if refused else None
         return Delivery(ok=True, steps_done=1, error=partial)

@@ -76,7 +76,10 @@ class PagerDutyReceiver:
         self.url = url
         self.timeout_s = timeout_s
 
-    def send(self, notification: Notification, thread: Thread, steps_done: int) -> Delivery:
+    def send(
+        self, notification: Notification, thread: Thread, step: int, *, in_flight: bool = False
+    ) -> Delivery:
+        # one step; a repeat carries the same dedup_key, which PagerDuty collapses
         key = os.environ.get(self.routing_key_env)
         if not key:
             return Delivery(
@@ -100,7 +103,9 @@ class PagerDutyReceiver:
                 error=f"PagerDuty answered {exc.code}",
             )
         except OSError as exc:
-            return Delivery(ok=False, retryable=True, error=f"PagerDuty unreachable: {exc}")
+            return Delivery(
+                ok=False, retryable=True, in_doubt=True, error=f"PagerDuty unreachable: {exc}"
+            )
         ok = 200 <= status < 300
         return Delivery(
             ok=ok,

@@ -4,12 +4,16 @@ and the recovery in the thread. `slack_calls` is the pure payload builder."""
 
 from __future__ import annotations
 
+import logging
+import math
 import os
 from dataclasses import dataclass
 
 from alerting.model import Notification, NotifyReason
 from alerting.receivers.base import Delivery, Thread
 from alerting.render import facts, headline, sample_text, title
+
+log = logging.getLogger(__name__)
 
 RETRYABLE_ERRORS = {
     "ratelimited",
@@ -88,6 +92,17 @@ def reply_text(n: Notification) -> str:
     return "\n".join(lines)
 
 
+#: Messages searched for a post begun before a crash (conversations.history / .replies).
+LOOKUP_LIMIT = 200
+METADATA_EVENT = "dq_notification"
+
+
+def message_metadata(n: Notification, step: int) -> dict[str, object]:
+    """Slack message metadata naming the notification and step a post delivers (Slack has no
+    idempotency key; this is how a retry recognises its own earlier post)."""
+    return {"event_type": METADATA_EVENT, "event_payload": {"dedup_key": n.dedup_key, "step": step}}
+
+
 @dataclass(frozen=True)
 class SlackCall:
     method: str  # chat.postMessage | chat.update
@@ -145,45 +160,89 @@ class SlackReceiver:
             self._client = WebClient(
                 token=token,
                 base_url=self.base_url or WebClient.BASE_URL,
-                timeout=int(self.timeout_s),
+                timeout=max(1, math.ceil(self.timeout_s)),  # the SDK takes whole seconds
                 retry_handlers=[],
             )
         return self._client
 
-    def send(self, notification: Notification, thread: Thread, steps_done: int) -> Delivery:
+    def send(
+        self, notification: Notification, thread: Thread, step: int, *, in_flight: bool = False
+    ) -> Delivery:
+        """One Web API call: the root post of a new incident, or step 0 (the thread reply) or
+        step 1 (the root edit) of a later notification. Posts carry message metadata naming the
+        notification, so a post begun before a crash is found and adopted, not posted twice."""
         from slack_sdk.errors import SlackApiError
 
         state = dict(thread)
-        step = steps_done
         try:
             client = self._web_client()
         except LookupError as exc:
             return Delivery(ok=False, steps_done=step, error=str(exc))
-        while True:
-            calls = slack_calls(notification, state, self.channel)
-            if step >= len(calls):
-                return Delivery(ok=True, steps_done=step, thread=state)
-            call = calls[step]
-            try:
-                response = client.api_call(call.method, json=call.args)
-            except SlackApiError as exc:
-                return _failure(exc, step, state)
-            except Exception as exc:  # connection refused, reset, timeout, a garbled answer
-                return Delivery(
-                    ok=False,
-                    steps_done=step,
-                    thread=state,
-                    retryable=True,
-                    error=f"Slack unreachable: {type(exc).__name__}: {exc}",
+        calls = slack_calls(notification, state, self.channel)
+        if step >= len(calls):
+            return Delivery(ok=True, steps_done=step, thread=state)
+        call = calls[step]
+        posting = call.method == "chat.postMessage"
+        try:
+            found = self._find(client, notification, state, step) if in_flight and posting else None
+            if found is not None:
+                response = found
+            else:
+                args = dict(call.args)
+                if posting:
+                    args["metadata"] = message_metadata(notification, step)
+                response = client.api_call(call.method, json=args)
+        except SlackApiError as exc:
+            return _failure(exc, step, state, in_doubt=in_flight)
+        except Exception as exc:  # connection refused, reset, timeout, a garbled answer
+            return Delivery(
+                ok=False,
+                steps_done=step,
+                thread=state,
+                retryable=True,
+                in_doubt=True,  # the request may have reached Slack before the answer was lost
+                error=f"Slack unreachable: {type(exc).__name__}: {exc}",
+            )
+        if "ts" not in state and posting:
+            # the root exists now, and with it the thread: a NEW notification is complete
+            state = {"channel": response["channel"], "ts": response["ts"]}
+            return Delivery(ok=True, steps_done=1, thread=state)
+        return Delivery(ok=True, steps_done=step + 1, thread=state, more=step + 1 < len(calls))
+
+    def _find(  # type: ignore[no-untyped-def]
+        self, client, notification: Notification, thread: Thread, step: int
+    ) -> dict[str, object] | None:
+        """The post of (`notification`, `step`) if Slack already has it: the latest
+        LOOKUP_LIMIT messages of the channel (a root) or of the thread (a reply)."""
+        from slack_sdk.errors import SlackApiError
+
+        try:
+            if "ts" in thread:
+                found = client.conversations_replies(
+                    channel=thread["channel"],
+                    ts=thread["ts"],
+                    limit=LOOKUP_LIMIT,
+                    include_all_metadata=True,
                 )
-            if "ts" not in state and call.method == "chat.postMessage":
-                # the root exists now, and with it the thread: a NEW notification is complete
-                state = {"channel": response["channel"], "ts": response["ts"]}
-                return Delivery(ok=True, steps_done=1, thread=state)
-            step += 1
+            else:
+                found = client.conversations_history(
+                    channel=self.channel, limit=LOOKUP_LIMIT, include_all_metadata=True
+                )
+        except SlackApiError as exc:
+            if _failure(exc, step, thread, in_doubt=True).retryable:
+                raise
+            # a channel history the bot may not read: post again rather than lose the message
+            log.warning("Slack lookup of an unconfirmed post failed (%s); posting it", exc)
+            return None
+        channel = str(thread.get("channel") or self.channel)
+        wanted = message_metadata(notification, step)
+        for message in found.get("messages") or []:
+            if message.get("metadata") == wanted:
+                return {"channel": channel, "ts": message["ts"]}
+        return None
 
 
-def _failure(exc: Exception, step: int, state: Thread) -> Delivery:
+def _failure(exc: Exception, step: int, state: Thread, *, in_doubt: bool) -> Delivery:
     response = getattr(exc, "response", None)
     status = getattr(response, "status_code", None)
     error = response.get("error") if response is not None else None  # type: ignore[union-attr]
@@ -199,4 +258,5 @@ def _failure(exc: Exception, step: int, state: Thread) -> Delivery:
         retryable=retryable,
         retry_after_s=float(retry_after) if retry_after is not None else None,
         error=f"Slack answered {status}: {error or 'error'}",
+        in_doubt=in_doubt,  # Slack answered, so this call did nothing; an earlier one may have
     )

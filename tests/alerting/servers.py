@@ -1,15 +1,20 @@
-"""Real servers on loopback for alerting tests: a Slack Web API stand-in (chat.postMessage and
-chat.update, with programmable 429 and 500 answers), a PagerDuty Events API v2 endpoint, and an
-SMTP server with STARTTLS (aiosmtpd) using a self-signed certificate the tests trust."""
+"""Real servers on loopback for alerting tests: a Slack Web API stand-in (chat.postMessage,
+chat.update, conversations.history/replies with message metadata; programmable 429 and 500
+answers), a PagerDuty Events API v2 endpoint, and an SMTP server with STARTTLS (aiosmtpd) using a
+self-signed certificate the tests trust. Gates hold a request at a chosen point (before or after
+the server acted, before it answers) until the test releases it, so a test can kill the client
+at exactly that point."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import socket
 import ssl
 import subprocess
 import threading
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -30,11 +35,53 @@ class SlackMessage:
     thread_ts: str | None = None
     reply_broadcast: bool = False
     edits: list[dict] = field(default_factory=list)
+    metadata: dict | None = None
+
+
+@dataclass
+class Gate:
+    """Holds up to `times` requests reaching `point` until `release` is set; `reached` is set
+    as soon as one is held."""
+
+    point: str
+    times: int = 1
+    reached: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+
+
+class Gates:
+    """The gates of one server. Points: "<method>:before" (request read, nothing done yet),
+    "<method>:after" (done and stored, answer not yet sent), "DATA" (a mail stored)."""
+
+    def __init__(self) -> None:
+        self._gates: list[Gate] = []
+        self._lock = threading.Lock()
+
+    def add(self, point: str, *, times: int = 1) -> Gate:
+        gate = Gate(point, times)
+        with self._lock:
+            self._gates.append(gate)
+        return gate
+
+    def passing(self, point: str) -> None:
+        with self._lock:
+            gate = next((g for g in self._gates if g.point == point and g.times > 0), None)
+            if gate is not None:
+                gate.times -= 1
+        if gate is not None:
+            gate.reached.set()
+            gate.release.wait(timeout=60)
+
+    def release_all(self) -> None:
+        with self._lock:
+            for gate in self._gates:
+                gate.release.set()
 
 
 class SlackStandIn:
     """Keeps messages like Slack does; `faults` is a queue of (status, retry_after) answers
-    given instead of handling the next calls; `down` answers 500 to everything."""
+    given instead of handling the next calls; `down` answers 500 to everything, and
+    `rate_limited` (a Retry-After value) answers 429 to everything."""
 
     def __init__(self, token: str) -> None:
         self.token = token
@@ -42,6 +89,9 @@ class SlackStandIn:
         self.calls: list[tuple[str, dict]] = []
         self.faults: list[tuple[int, str | None]] = []
         self.down = False
+        self.rate_limited: str | None = None
+        self.refused = 0  # calls answered 429 or 500
+        self.gates = Gates()
         self._ts = itertools.count(1)
         self._lock = threading.Lock()
 
@@ -50,7 +100,15 @@ class SlackStandIn:
             if auth != f"Bearer {self.token}":
                 return 200, {"ok": False, "error": "invalid_auth"}, {}
             if self.down:
+                self.refused += 1
                 return 500, {"ok": False, "error": "internal_error"}, {}
+            if self.rate_limited is not None:
+                self.refused += 1
+                return (
+                    429,
+                    {"ok": False, "error": "ratelimited"},
+                    {"Retry-After": self.rate_limited},
+                )
             if self.faults:
                 status, retry_after = self.faults.pop(0)
                 headers = {"Retry-After": retry_after} if retry_after else {}
@@ -70,6 +128,7 @@ class SlackStandIn:
                         body.get("blocks", []),
                         body.get("thread_ts"),
                         bool(body.get("reply_broadcast")),
+                        metadata=body.get("metadata"),
                     )
                 )
                 return 200, {"ok": True, "channel": body["channel"].upper(), "ts": ts}, {}
@@ -80,7 +139,37 @@ class SlackStandIn:
                 target.edits.append(body)
                 target.text, target.blocks = body.get("text", ""), body.get("blocks", [])
                 return 200, {"ok": True, "channel": target.channel, "ts": target.ts}, {}
+            if method == "conversations.history":  # top-level messages, newest first
+                found = [
+                    m
+                    for m in self.messages
+                    if m.channel == body["channel"].upper()
+                    and (m.thread_ts is None or m.reply_broadcast)
+                ]
+                return 200, self._listing(found[::-1], body), {}
+            if method == "conversations.replies":  # the parent, then its replies, oldest first
+                found = [
+                    m
+                    for m in self.messages
+                    if m.channel == body["channel"].upper() and body["ts"] in (m.ts, m.thread_ts)
+                ]
+                if not found:
+                    return 200, {"ok": False, "error": "thread_not_found"}, {}
+                return 200, self._listing(found, body), {}
             return 200, {"ok": False, "error": "unknown_method"}, {}
+
+    @staticmethod
+    def _listing(found: list[SlackMessage], params: dict) -> dict:
+        metadata = params.get("include_all_metadata") in ("1", "true", True)
+        messages = []
+        for m in found[: int(params.get("limit") or 100)]:
+            message: dict = {"type": "message", "ts": m.ts, "text": m.text}
+            if m.thread_ts:
+                message["thread_ts"] = m.thread_ts
+            if metadata and m.metadata:
+                message["metadata"] = m.metadata
+            messages.append(message)
+        return {"ok": True, "messages": messages, "has_more": False}
 
     def roots(self) -> list[SlackMessage]:
         return [m for m in self.messages if m.thread_ts is None]
@@ -93,6 +182,7 @@ class PagerDutyStandIn:
     def __init__(self) -> None:
         self.events: list[dict] = []
         self.faults: list[int] = []
+        self.gates = Gates()
 
     def handle(self, body: dict) -> tuple[int, dict, dict]:
         if self.faults:
@@ -109,26 +199,48 @@ class PagerDutyStandIn:
 
 def _handler(slack: SlackStandIn | None, pagerduty: PagerDutyStandIn | None):
     class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            url = urllib.parse.urlsplit(self.path)
+            params = dict(urllib.parse.parse_qsl(url.query))
+            self._serve(url.path, params)
+
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
-            body = json.loads(raw) if raw else {}
-            if self.path.startswith("/api/") and slack is not None:
+            url = urllib.parse.urlsplit(self.path)
+            body = dict(urllib.parse.parse_qsl(url.query))
+            if "json" in (self.headers.get("Content-Type") or ""):
+                body.update(json.loads(raw) if raw else {})
+            else:  # form-encoded, as slack_sdk sends read methods' arguments
+                body.update(urllib.parse.parse_qsl(raw.decode()))
+            self._serve(url.path, body)
+
+        def _serve(self, path: str, body: dict) -> None:
+            if path.startswith("/api/") and slack is not None:
+                method, gates = path.removeprefix("/api/"), slack.gates
+                gates.passing(f"{method}:before")
                 status, answer, headers = slack.handle(
-                    self.path.removeprefix("/api/"), self.headers.get("Authorization"), body
+                    method, self.headers.get("Authorization"), body
                 )
-            elif self.path == "/v2/enqueue" and pagerduty is not None:
+            elif path == "/v2/enqueue" and pagerduty is not None:
+                method, gates = "enqueue", pagerduty.gates
+                gates.passing(f"{method}:before")
                 status, answer, headers = pagerduty.handle(body)
             else:
+                method, gates = "", Gates()
                 status, answer, headers = 404, {"error": "not found"}, {}
+            gates.passing(f"{method}:after")
             data = json.dumps(answer).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for key, value in headers.items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(data)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except OSError:  # the client was killed or gave up while the request was held
+                pass
 
         def log_message(self, *args: object) -> None:
             pass
@@ -146,6 +258,9 @@ def http_server(
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
+        for stand_in in (slack, pagerduty):
+            if stand_in is not None:
+                stand_in.gates.release_all()
         server.shutdown()
         server.server_close()
 
@@ -181,10 +296,13 @@ class _Mailbox:
     def __init__(self) -> None:
         self.messages: list[Message] = []
         self.tls: list[bool] = []
+        self.gates = Gates()
 
     async def handle_DATA(self, server, session, envelope):
         self.messages.append(message_from_bytes(envelope.content))
         self.tls.append(session.ssl is not None)
+        # a held mail is stored, its "250 OK" not yet sent; other sessions keep being served
+        await asyncio.get_running_loop().run_in_executor(None, self.gates.passing, "DATA")
         return "250 OK"
 
 
@@ -206,4 +324,5 @@ def smtp_server(cert: Path, key: Path) -> Iterator[tuple[int, _Mailbox]]:
     try:
         yield controller.port, mailbox
     finally:
+        mailbox.gates.release_all()
         controller.stop()

@@ -1,5 +1,5 @@
 """Acceptance scenarios against real servers on loopback: a check fails three runs (WARNING,
-WARNING, ERROR) and passes; Slack is down for a run; Slack rate-limits."""
+WARNING, ERROR) and passes; Slack is down for a run; Slack rate-limits; an edit fails."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def run(engine, receivers, level, index, sleep=None):
         receivers,
         now,
         sleep=Sleeps() if sleep is None else sleep,
-        retry=RetryPolicy(attempts=3),
+        retry=RetryPolicy(),
     )
 
 
@@ -100,11 +100,22 @@ def test_slack_down_for_a_run_loses_nothing_and_keeps_order(engine, receivers, s
 
 
 def test_rate_limit_retry_after_is_honoured(engine, receivers, slack):
+    slack.faults.append((429, "1"))  # short: waited once within the run
+    sleeps = Sleeps()
+    report = run(engine, receivers, AlertLevel.WARNING, 0, sleep=sleeps)
+    assert sleeps == [1.0] and not report.pending
+    assert len(slack.roots()) == 1
+
+
+def test_a_long_retry_after_defers_to_the_tick_it_names(engine, receivers, slack):
     slack.faults.append((429, "7"))
     sleeps = Sleeps()
     report = run(engine, receivers, AlertLevel.WARNING, 0, sleep=sleeps)
-    assert sleeps == [7.0] and not report.pending
-    assert len(slack.roots()) == 1
+    assert sleeps == [] and len(report.pending) == 1  # not waited on: deferred
+    early = deliver_pending(engine, receivers, T0 + dt.timedelta(seconds=6), sleep=sleeps)
+    assert len(early.pending) == 1 and not slack.messages
+    later = deliver_pending(engine, receivers, T0 + dt.timedelta(seconds=8), sleep=sleeps)
+    assert not later.pending and len(slack.roots()) == 1
 
 
 def test_a_failed_edit_is_retried_without_reposting_the_reply(engine, receivers, slack):
@@ -120,6 +131,7 @@ def test_a_failed_edit_is_retried_without_reposting_the_reply(engine, receivers,
         return original(method, auth, body)
 
     slack.handle = flaky  # type: ignore[method-assign]
-    deliver_pending(engine, receivers, T0 + dt.timedelta(minutes=15), sleep=Sleeps())
+    for tick in range(1, 4):  # each failed edit defers Slack to a later tick
+        deliver_pending(engine, receivers, T0 + dt.timedelta(minutes=15 * tick), sleep=Sleeps())
     [root] = slack.roots()
     assert len(slack.replies(root)) == 1 and root.text.startswith("[DQ] ERROR")

@@ -1,0 +1,105 @@
+"""`dq deliver` as a real process against the loopback servers: its dq.toml, its environment,
+and project databases on SQLite, PostgreSQL and MariaDB that a test creates and drops."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from tests.alerting.conftest import PAGERDUTY_KEY, SLACK_TOKEN
+from tests.conftest import MARIADB_URL, POSTGRES_URL
+
+REPO = Path(__file__).resolve().parents[2]
+
+CONFIG = """
+[receivers.slack]
+type = "slack"
+channel = "C0DQ"
+base_url = "{http}/api/"
+timeout_s = 10
+
+[receivers.email]
+type = "email"
+host = "127.0.0.1"
+port = {smtp_port}
+sender = "dq@example.com"
+recipients = ["billing@example.com"]
+timeout_s = 10
+
+[receivers.pagerduty]
+type = "pagerduty"
+url = "{http}/v2/enqueue"
+timeout_s = 10
+"""
+
+
+def deliverer_env(tmp_path: Path, url: str, http: str, smtp_port: int, cert: Path) -> dict:
+    config = tmp_path / "dq.toml"
+    config.write_text(CONFIG.format(http=http, smtp_port=smtp_port))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DQ_", "SLACK", "PAGERDUTY"))}
+    env.update(
+        PYTHONPATH=str(REPO),
+        DQ_DATABASE_URL=url,
+        DQ_CONFIG=str(config),
+        DQ_STATE_DIR=str(tmp_path / "state"),
+        SLACK_BOT_TOKEN=SLACK_TOKEN,
+        PAGERDUTY_ROUTING_KEY=PAGERDUTY_KEY,
+        SSL_CERT_FILE=str(cert),  # the default verifying context trusts the test certificate
+    )
+    return env
+
+
+def start_deliver(env: dict, at: dt.datetime) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "scheduling.cli", "deliver", "--at", at.isoformat()],
+        env=env,
+        cwd=Path(env["DQ_CONFIG"]).parent,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def deliver(env: dict, at: dt.datetime) -> str:
+    process = start_deliver(env, at)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err
+    return out
+
+
+def wait_for(condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    """Poll `condition` until it holds, failing after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+@contextmanager
+def database(kind: str, tmp_path: Path) -> Iterator[str]:
+    """A fresh project database URL: a SQLite file, or a uniquely named database on the
+    shared PostgreSQL or MariaDB server, dropped afterwards."""
+    if kind == "sqlite":
+        yield f"sqlite:///{tmp_path / 'dq.db'}"
+        return
+    server = POSTGRES_URL if kind == "postgres" else MARIADB_URL
+    name = f"dq_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.exec_driver_sql(f"CREATE DATABASE {name}")
+    try:
+        yield str(sa.make_url(server).set(database=name).render_as_string(hide_password=False))
+    finally:
+        with admin.connect() as connection:
+            force = " WITH (FORCE)" if kind == "postgres" else ""
+            connection.exec_driver_sql(f"DROP DATABASE IF EXISTS {name}{force}")
+        admin.dispose()
