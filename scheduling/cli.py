@@ -102,8 +102,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     _print_outcomes(report.outcomes)
     if report.delivery is not None and report.delivery.pending:
         print(f"  {len(report.delivery.pending)} notification(s) pending for the next run")
-    if report.spooled or report.database_error is not None:
+    if report.spooled:
         print(f"  {len(report.spooled)} outcome(s) not recorded: spooled for the next run")
+    if report.spooled or report.database_error is not None:
         return EXIT_INFRA
     return exit_code(report.outcomes)
 
@@ -156,6 +157,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _cmd_silence(args: argparse.Namespace) -> int:
     import getpass
 
+    from alerting.mutes import Silence
     from alerting.silences import (
         current_silences,
         expire_silence,
@@ -192,9 +194,9 @@ def _cmd_silence(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         print(f"silence {silence.id} expired at {now.isoformat()}; the next run reconciles it")
     else:
-        configured = [m for m in settings.mutes if hasattr(m, "check_pattern")]
+        configured = [m for m in settings.mutes if isinstance(m, Silence)]
         with settings.engine.connect() as connection:
-            silences = current_silences(connection, now, configured)  # type: ignore[arg-type]
+            silences = current_silences(connection, now, configured)
         for silence in silences:
             ident = "dq.toml" if silence.id is None else str(silence.id)
             state = "active" if silence.starts_at <= now else "upcoming"

@@ -84,8 +84,9 @@ def record(settings, level, quarters: int, policy=None):
 def statuses(engine) -> list[tuple[str, str, str]]:
     with engine.connect() as connection:
         rows = connection.execute(
-            sa.select(notifications.c.receiver, notifications.c.reason, notifications.c.status)
-            .order_by(notifications.c.id)
+            sa.select(
+                notifications.c.receiver, notifications.c.reason, notifications.c.status
+            ).order_by(notifications.c.id)
         ).all()
     return [tuple(r) for r in rows]  # type: ignore[misc]
 
