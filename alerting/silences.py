@@ -82,3 +82,10 @@ def expire_silence(connection: Connection, silence_id: int, now: dt.datetime) ->
         sa.update(mutes).where(mutes.c.id == silence_id).values(starts_at=starts, ends_at=now)
     )
     return Silence(**{**found.__dict__, "starts_at": starts, "ends_at": now})
+
+
+def describe_silence(silence: Silence) -> str:
+    return (
+        f"{silence.check_pattern} from {silence.starts_at.isoformat()} "
+        f"until {silence.ends_at.isoformat()} by {silence.created_by or '?'}: {silence.comment}"
+    )

@@ -160,6 +160,7 @@ def _cmd_silence(args: argparse.Namespace) -> int:
     from alerting.mutes import Silence
     from alerting.silences import (
         current_silences,
+        describe_silence,
         expire_silence,
         new_silence,
         parse_duration,
@@ -184,7 +185,7 @@ def _cmd_silence(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         with settings.engine.begin() as connection:
             silence = store_silence(connection, silence)
-        print(f"silence {silence.id}: {_describe_silence(silence)}")
+        print(f"silence {silence.id}: {describe_silence(silence)}")
     elif args.action == "expire":
         try:
             with settings.engine.begin() as connection:
@@ -200,17 +201,10 @@ def _cmd_silence(args: argparse.Namespace) -> int:
         for silence in silences:
             ident = "dq.toml" if silence.id is None else str(silence.id)
             state = "active" if silence.starts_at <= now else "upcoming"
-            print(f"{ident:>8}  {state:8}  {_describe_silence(silence)}")
+            print(f"{ident:>8}  {state:8}  {describe_silence(silence)}")
         if not silences:
             print("no active or upcoming silence")
     return EXIT_OK
-
-
-def _describe_silence(silence) -> str:  # type: ignore[no-untyped-def]
-    return (
-        f"{silence.check_pattern} from {silence.starts_at.isoformat()} "
-        f"until {silence.ends_at.isoformat()} by {silence.created_by or '?'}: {silence.comment}"
-    )
 
 
 def parser() -> argparse.ArgumentParser:
@@ -273,7 +267,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not unavailable(exc):
             raise
         where = sa.engine.make_url(database_url())
-        print(f"dq: the project database is unavailable ({describe(exc, where)})", file=sys.stderr)
+        print(
+            f"dq {args.command}: needs the project database ({describe(exc, where)})",
+            file=sys.stderr,
+        )
         return EXIT_INFRA
 
 

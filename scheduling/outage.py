@@ -56,8 +56,7 @@ def database_unavailable(settings: Settings, exc: BaseException) -> None:
     if known is not None:
         return
     print(
-        f"dq: the project database is unavailable ({settings.database_error}); outcomes go to "
-        f"{Spool(settings.spool_dir).path} and the next run that can write records them",
+        f"dq: the project database is unavailable ({settings.database_error})",
         file=sys.stderr,
         flush=True,
     )
@@ -130,7 +129,12 @@ def record_or_spool(
             database_unavailable(settings, exc)
     spool = Spool(settings.spool_dir)
     spool.append(SpoolEntry(outcome.check, outcome, now, window, dict(links or {})))
-    print(f"dq: not recorded, spooled: {outcome.summary()}", file=sys.stderr, flush=True)
+    print(
+        f"dq: not recorded, spooled to {spool.path} for the next run that can write: "
+        f"{outcome.summary()}",
+        file=sys.stderr,
+        flush=True,
+    )
     if outcome.alerting:
         print(alert_line(outcome), file=sys.stderr, flush=True)
     return False

@@ -106,7 +106,11 @@ def assert_outage_reported(run: subprocess.CompletedProcess[str], env: dict[str,
     assert "cli_positive: ERROR, 1/2 failing" in run.stdout  # the console summary as usual
     assert "the project database is unavailable" in run.stderr
     assert "[DQ] ERROR: cli_positive: 1 of 2 elements failing" in run.stderr
-    assert "not recorded, spooled: cli_labelled: passed" in run.stderr
+    spool = Path(env["DQ_STATE_DIR"]) / "spool" / "outcomes.jsonl"
+    assert (
+        f"not recorded, spooled to {spool} for the next run that can write: cli_labelled: passed"
+        in run.stderr
+    )
     lines = spooled(env)
     assert sorted(e["check"] for e in lines) == ["cli_labelled", "cli_positive"]
     assert all(e["window"] == WINDOW and e["now"] == SEVEN.isoformat() for e in lines)
@@ -296,3 +300,16 @@ def test_a_line_that_cannot_be_recorded_is_set_aside(tmp_path, monkeypatch, capl
     assert json.loads(rejected)["line"] == '{"torn": '
     with settings.engine.connect() as connection:
         assert connection.execute(sa.select(sa.func.count()).select_from(runs)).scalar() == 2
+
+
+def test_commands_that_need_the_database_say_so_with_exit_code_4(tmp_path, monkeypatch, capsys):
+    from scheduling.cli import main
+
+    monkeypatch.setenv("DQ_DATABASE_URL", "postgresql+psycopg://dq:hunter2@127.0.0.1:1/dq")
+    monkeypatch.setenv("DQ_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("DQ_CONFIG", str(tmp_path / "none.toml"))
+    assert main(["silence", "list"]) == EXIT_INFRA
+    assert main(["history"]) == EXIT_INFRA
+    err = capsys.readouterr().err
+    assert "dq silence: needs the project database (postgresql+psycopg://dq:***@127.0.0.1:1" in err
+    assert "dq history: needs the project database" in err and "hunter2" not in err
