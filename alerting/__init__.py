@@ -19,6 +19,7 @@ from alerting.model import (
 from alerting.mutes import MaintenanceWindow, Silence, add_silence
 from alerting.pipeline import Recorded, handle_outcome, record_outcome
 from alerting.policy import EscalationPolicy
+from alerting.reconcile import reconcile_mutes
 
 __all__ = [
     "Alert",
@@ -42,6 +43,7 @@ __all__ = [
     "fingerprint",
     "handle_outcome",
     "load_config",
+    "reconcile_mutes",
     "record_outcome",
     "update_incident",
 ]

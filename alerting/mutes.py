@@ -29,6 +29,7 @@ class Silence:
     ends_at: dt.datetime
     comment: str = ""
     created_by: str = ""
+    id: int | None = None  # dq_mutes id; None for silences given in dq.toml
 
     def mutes(self, check: str, now: dt.datetime) -> str | None:
         if self.starts_at <= now < self.ends_at and fnmatch.fnmatchcase(check, self.check_pattern):
@@ -65,7 +66,7 @@ class MaintenanceWindow:
 
 
 def stored_silences(connection: Connection) -> list[Silence]:
-    rows = connection.execute(sa.select(mutes)).mappings()
+    rows = connection.execute(sa.select(mutes).order_by(mutes.c.id)).mappings()
     return [
         Silence(
             r["check_pattern"],
@@ -73,13 +74,15 @@ def stored_silences(connection: Connection) -> list[Silence]:
             as_utc(r["ends_at"]),  # type: ignore[arg-type]
             r["comment"],
             r["created_by"],
+            r["id"],
         )
         for r in rows
     ]
 
 
-def add_silence(connection: Connection, silence: Silence) -> None:
-    connection.execute(
+def add_silence(connection: Connection, silence: Silence) -> int:
+    """Store `silence` in dq_mutes; returns its id."""
+    result = connection.execute(
         mutes.insert().values(
             check_pattern=silence.check_pattern,
             starts_at=silence.starts_at,
@@ -88,6 +91,7 @@ def add_silence(connection: Connection, silence: Silence) -> None:
             created_by=silence.created_by,
         )
     )
+    return int(result.inserted_primary_key[0])  # type: ignore[index]
 
 
 def muted_because(check: str, now: dt.datetime, active: list[Mute]) -> str | None:

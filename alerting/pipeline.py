@@ -4,7 +4,7 @@ incident and the outbox rows are committed together, so an alert is never lost b
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,8 +72,10 @@ def _load_open_incident(connection: Connection, fingerprint: str) -> Incident | 
         .mappings()
         .first()
     )
-    if row is None:
-        return None
+    return None if row is None else incident_from_row(row)
+
+
+def incident_from_row(row: Mapping[Any, Any]) -> Incident:
     return Incident(
         id=row["id"],
         fingerprint=row["fingerprint"],
@@ -128,6 +130,77 @@ def _last_notice(state: dict[str, Any] | None) -> LastNotice | None:
     )
 
 
+def enqueue_notification(
+    connection: Connection,
+    incident: Incident,
+    receiver: str,
+    state: dict[str, Any] | None,
+    reason: NotifyReason,
+    level: AlertLevel,
+    now: dt.datetime,
+    *,
+    outcome: CheckOutcome,
+    links: dict[str, str] | None = None,
+    muted: str | None = None,
+) -> Notification:
+    """Write one outbox row (`suppressed` when `muted` says why) and the receiver's thread state:
+    `state` is its dq_receiver_threads row, None when it has none yet. A muted notice does not
+    count as told."""
+    assert incident.id is not None
+    sequence = int((state or {}).get("sequence") or 0) + 1
+    notification = Notification(
+        incident_id=incident.id,
+        fingerprint=incident.fingerprint,
+        receiver=receiver,
+        sequence=sequence,
+        reason=reason,
+        level=level,
+        incident_status=incident.status,
+        failing_runs=incident.failing_runs,
+        opened_at=incident.opened_at,
+        created_at=now,
+        outcome=outcome,
+        links=dict(links or {}),
+    )
+    connection.execute(
+        notifications.insert().values(
+            incident_id=incident.id,
+            receiver=receiver,
+            sequence=sequence,
+            reason=reason.value,
+            level=int(level),
+            dedup_key=notification.dedup_key,
+            payload=notification.to_json(),
+            status="suppressed" if muted else "pending",
+            attempts=0,
+            steps_done=0,
+            last_error=muted,
+            created_at=now,
+        )
+    )
+    told = (
+        {}
+        if muted
+        else {"last_level": int(level), "last_reason": reason.value, "last_notified_at": now}
+    )
+    if state is None:
+        connection.execute(
+            receiver_threads.insert().values(
+                incident_id=incident.id, receiver=receiver, sequence=sequence, **told
+            )
+        )
+    else:
+        connection.execute(
+            receiver_threads.update()
+            .where(
+                receiver_threads.c.incident_id == incident.id,
+                receiver_threads.c.receiver == receiver,
+            )
+            .values(sequence=sequence, **told)
+        )
+    return notification
+
+
 def record_outcome(
     connection: Connection,
     outcome: CheckOutcome,
@@ -165,58 +238,19 @@ def record_outcome(
         )
         if reason is None:
             continue
-        sequence = int((state or {}).get("sequence") or 0) + 1
-        notification = Notification(
-            incident_id=incident.id,
-            fingerprint=incident.fingerprint,
-            receiver=receiver,
-            sequence=sequence,
-            reason=reason,
-            level=level,
-            incident_status=incident.status,
-            failing_runs=incident.failing_runs,
-            opened_at=incident.opened_at,
-            created_at=now,
-            outcome=outcome,
-            links=dict(links or {}),
-        )
         muted = muted_because(incident.check, now, active_mutes)
-        connection.execute(
-            notifications.insert().values(
-                incident_id=incident.id,
-                receiver=receiver,
-                sequence=sequence,
-                reason=reason.value,
-                level=int(level),
-                dedup_key=notification.dedup_key,
-                payload=notification.to_json(),
-                status="suppressed" if muted else "pending",
-                attempts=0,
-                steps_done=0,
-                last_error=muted,
-                created_at=now,
-            )
+        notification = enqueue_notification(
+            connection,
+            incident,
+            receiver,
+            state,
+            reason,
+            level,
+            now,
+            outcome=outcome,
+            links=links,
+            muted=muted,
         )
-        told = (
-            {}
-            if muted
-            else {"last_level": int(level), "last_reason": reason.value, "last_notified_at": now}
-        )
-        if state is None:
-            connection.execute(
-                receiver_threads.insert().values(
-                    incident_id=incident.id, receiver=receiver, sequence=sequence, **told
-                )
-            )
-        else:
-            connection.execute(
-                receiver_threads.update()
-                .where(
-                    receiver_threads.c.incident_id == incident.id,
-                    receiver_threads.c.receiver == receiver,
-                )
-                .values(sequence=sequence, **told)
-            )
         if muted:
             recorded.suppressed[receiver] = muted
         else:

@@ -129,6 +129,15 @@ scheduler_windows = sa.Table(
     sa.Column("last_window_end", UtcDateTime, nullable=False),
 )
 
+#: Spool entries already recorded (scheduling/spool.py): a replay cut short by a crash skips them.
+spool_replays = sa.Table(
+    "dq_spool_replays",
+    metadata,
+    sa.Column("entry_id", sa.String(64), primary_key=True),
+    sa.Column("check_name", sa.String(200), nullable=False),
+    sa.Column("replayed_at", UtcDateTime, nullable=False),
+)
+
 
 def _v1_initial(connection: Connection) -> None:
     metadata.create_all(
@@ -157,12 +166,16 @@ def _v4_delivery_leases(connection: Connection) -> None:
     receiver_backoff.create(connection, checkfirst=True)
 
 
+def _v5_spool_replays(connection: Connection) -> None:
+    spool_replays.create(connection)
+
+
 #: Numbered migrations, applied in order and recorded in dq_schema_versions. Add, never edit.
 MIGRATIONS: list[tuple[int, Callable[[Connection], None]]] = [
     (1, _v1_initial),
     (2, _v2_scheduler_windows),
-    # 3: claims
     (4, _v4_delivery_leases),
+    (5, _v5_spool_replays),
 ]
 
 

@@ -1,6 +1,7 @@
 """`dq`: list checks, see what is due, run checks, run the local scheduler, read history, write
-the DAG manifest and the HTML report. Exit codes: 0 all passed or tolerated, 1 a check failed,
-3 a check could not be evaluated, 2 usage errors."""
+the DAG manifest and the HTML report, manage silences. Exit codes: 0 all passed or tolerated,
+1 a check failed, 3 a check could not be evaluated, 2 usage errors, 4 the project database was
+unavailable (outcomes spooled)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 from checkers.outcome import CheckOutcome, Status
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
+EXIT_INFRA = 4  # the project database was unavailable: outcomes went to stderr and the spool
 CHECKS_ENV = "DQ_CHECKS"  # comma-separated packages to import checks from (default: checks)
 
 
@@ -100,6 +102,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     _print_outcomes(report.outcomes)
     if report.delivery is not None and report.delivery.pending:
         print(f"  {len(report.delivery.pending)} notification(s) pending for the next run")
+    if report.spooled:
+        print(f"  {len(report.spooled)} outcome(s) not recorded: spooled for the next run")
+    if report.spooled or report.database_error is not None:
+        return EXIT_INFRA
     return exit_code(report.outcomes)
 
 
@@ -159,6 +165,59 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_silence(args: argparse.Namespace) -> int:
+    import getpass
+
+    from alerting.mutes import Silence
+    from alerting.silences import (
+        current_silences,
+        describe_silence,
+        expire_silence,
+        new_silence,
+        parse_duration,
+        store_silence,
+    )
+
+    now = _parse_time(args.at)
+    settings = _settings()
+    if args.action == "add":
+        try:
+            silence = new_silence(
+                args.pattern,
+                now=now,
+                comment=args.comment,
+                created_by=args.by or os.environ.get("USER") or getpass.getuser(),
+                duration=parse_duration(args.duration) if args.duration else None,
+                until=_parse_time(args.until) if args.until else None,
+                starts_at=_parse_time(args.starts) if args.starts else None,
+            )
+        except ValueError as exc:
+            print(f"dq silence add: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        with settings.engine.begin() as connection:
+            silence = store_silence(connection, silence)
+        print(f"silence {silence.id}: {describe_silence(silence)}")
+    elif args.action == "expire":
+        try:
+            with settings.engine.begin() as connection:
+                silence = expire_silence(connection, args.id, now)
+        except LookupError as exc:
+            print(f"dq silence expire: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        print(f"silence {silence.id} expired at {now.isoformat()}; the next run reconciles it")
+    else:
+        configured = [m for m in settings.mutes if isinstance(m, Silence)]
+        with settings.engine.connect() as connection:
+            silences = current_silences(connection, now, configured)
+        for silence in silences:
+            ident = "dq.toml" if silence.id is None else str(silence.id)
+            state = "active" if silence.starts_at <= now else "upcoming"
+            print(f"{ident:>8}  {state:8}  {describe_silence(silence)}")
+        if not silences:
+            print("no active or upcoming silence")
+    return EXIT_OK
+
+
 def parser() -> argparse.ArgumentParser:
     main = argparse.ArgumentParser(prog="dq", description=__doc__.splitlines()[0])
     commands = main.add_subparsers(dest="command", required=True)
@@ -190,12 +249,43 @@ def parser() -> argparse.ArgumentParser:
     report.add_argument("--out", default=".dq/report.html")
     report.add_argument("--at", help="ISO time of the report (default now)")
     report.set_defaults(func=_cmd_report)
+    silence = commands.add_parser("silence", help="mute checks for a while (add, list, expire)")
+    silences = silence.add_subparsers(dest="action", required=True)
+    add = silences.add_parser("add", help="silence the checks matching PATTERN (fnmatch)")
+    add.add_argument("pattern")
+    length = add.add_mutually_exclusive_group(required=True)
+    length.add_argument("--for", dest="duration", help="how long: 30m, 2h, 1d12h")
+    length.add_argument("--until", help="ISO end time")
+    add.add_argument("--starts", help="ISO start time (default now)")
+    add.add_argument("--comment", required=True, help="why (shown with every muted alert)")
+    add.add_argument("--by", help="who (default $USER)")
+    listing_silences = silences.add_parser("list", help="active and upcoming silences")
+    expire = silences.add_parser("expire", help="end a silence now")
+    expire.add_argument("id", type=int)
+    for sub in (add, listing_silences, expire):
+        sub.add_argument("--at", help="ISO time taken as now (default now)")
+        sub.set_defaults(func=_cmd_silence)
     return main
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    import sqlalchemy as sa
+
+    from checkers.storage import database_url
+    from scheduling.outage import describe, unavailable
+
     args = parser().parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except sa.exc.SQLAlchemyError as exc:  # a command that needs the database, while it is down
+        if not unavailable(exc):
+            raise
+        where = sa.engine.make_url(database_url())
+        print(
+            f"dq {args.command}: needs the project database ({describe(exc, where)})",
+            file=sys.stderr,
+        )
+        return EXIT_INFRA
 
 
 if __name__ == "__main__":

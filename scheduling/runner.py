@@ -4,12 +4,14 @@ record each outcome with its incident and notifications in one transaction, deli
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from alerting import DeliveryReport, deliver_pending, record_outcome
+from alerting import DeliveryReport, EscalationPolicy, deliver_pending
+from alerting.reconcile import reconcile_mutes
 from checkers.outcome import CheckOutcome
 from checks import QualityCheck, registered
+from scheduling.outage import record_or_spool, replay_spool, tolerated
 from scheduling.settings import Settings
 from scheduling.windows import Window, due_windows, last_window_ends, remember_window_ends
 
@@ -19,6 +21,16 @@ class RunReport:
     outcomes: list[CheckOutcome] = field(default_factory=list)
     windows: list[Window] = field(default_factory=list)
     delivery: DeliveryReport | None = None
+    spooled: list[CheckOutcome] = field(default_factory=list)  # not recorded: database down
+    database_error: str | None = None
+
+
+def _policies(
+    settings: Settings, checks: Sequence[type[QualityCheck]]
+) -> Callable[[str], EscalationPolicy]:
+    """Each check's policy by name (replayed and reconciled checks may not run in this tick)."""
+    known = {c.name: settings.policy_for(c) for c in [*registered().values(), *checks]}
+    return lambda name: known.get(name, settings.default_policy)
 
 
 def run_checks(
@@ -32,26 +44,34 @@ def run_checks(
     """Evaluate, record and alert. A failing or broken check never stops the others."""
     from checks.evaluation import evaluate_checks  # Spark only when something runs
 
+    policy_for = _policies(settings, checks)
+    replay_spool(settings, now, policy_for)  # what an outage spooled is recorded first
     by_name = {w.check: (w.start, w.end) for w in windows}
     outcomes = evaluate_checks(list(checks), spark=spark, now=now) if checks else []  # type: ignore[arg-type]
+    spooled = []
     for check, outcome in zip(checks, outcomes, strict=True):
         links = {}
         if settings.failing_rows is not None and outcome.sample:
             link = settings.failing_rows.write(outcome, now)
             if link:
                 links["failing rows"] = link
-        with settings.engine.begin() as connection:
-            record_outcome(
-                connection,
-                outcome,
-                settings.policy_for(check),
-                now,
-                window=by_name.get(check.name),
-                mutes=settings.mutes,
-                links=links,
+        if not record_or_spool(
+            settings,
+            outcome,
+            settings.policy_for(check),
+            now,
+            window=by_name.get(check.name),
+            links=links,
+        ):
+            spooled.append(outcome)
+    delivery = None
+    with tolerated(settings):
+        if settings.database_error is None:
+            reconcile_mutes(settings.engine, policy_for, now, mutes=settings.mutes)
+            delivery = deliver_pending(
+                settings.engine, settings.receivers, now, retry=settings.delivery
             )
-    delivery = deliver_pending(settings.engine, settings.receivers, now, retry=settings.delivery)
-    return RunReport(list(outcomes), list(windows), delivery)
+    return RunReport(list(outcomes), list(windows), delivery, spooled, settings.database_error)
 
 
 def due(
@@ -59,9 +79,11 @@ def due(
 ) -> list[Window]:
     """The windows of the checks due at `now` (nothing runs)."""
     candidates = list(checks) if checks is not None else list(registered().values())
-    return due_windows(
-        [(c.name, c.clock) for c in candidates], now, last_window_ends(settings.engine)
-    )
+    last: dict[str, dt.datetime] = {}  # database unavailable: every check looks back one tick
+    with tolerated(settings):
+        if settings.database_error is None:
+            last = last_window_ends(settings.engine)
+    return due_windows([(c.name, c.clock) for c in candidates], now, last)
 
 
 def run_due(
@@ -74,6 +96,7 @@ def run_due(
     """One tick of the local scheduler: run what is due since each check's last window, then
     remember `now` as every considered check's last window end."""
     candidates = list(checks) if checks is not None else list(registered().values())
+    replay_spool(settings, now, _policies(settings, candidates))  # replayed windows count as run
     windows = due(now, settings=settings, checks=candidates)
     names = {w.check for w in windows}
     report = run_checks(
@@ -83,7 +106,10 @@ def run_due(
         windows=windows,
         spark=spark,
     )
-    remember_window_ends(settings.engine, [c.name for c in candidates], now)
+    with tolerated(settings):
+        if settings.database_error is None:
+            remember_window_ends(settings.engine, [c.name for c in candidates], now)
+    report.database_error = settings.database_error
     return report
 
 

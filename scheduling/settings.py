@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from alerting import EscalationPolicy, FailingRowsLog, RetryPolicy, load_config
@@ -22,7 +23,9 @@ from alerting.receivers import (
     SlackReceiver,
 )
 from checkers.levels import AlertLevel
+from checkers.storage import database_url as _database_url
 from checkers.storage import project_database
+from scheduling.outage import database_unavailable, unavailable
 
 CONFIG_ENV = "DQ_CONFIG"
 STATE_DIR_ENV = "DQ_STATE_DIR"
@@ -71,6 +74,9 @@ class Settings:
     mutes: list[Mute] = field(default_factory=list)
     failing_rows: FailingRowsLog | None = None
     delivery: RetryPolicy = field(default_factory=RetryPolicy)
+    spool_dir: Path = field(default_factory=lambda: state_dir() / "spool")
+    #: Why the project database is unavailable in this run (None: usable); scheduling.outage
+    database_error: str | None = None
 
     def policy_for(self, check: type) -> EscalationPolicy:
         policy = getattr(check, "escalation", None)
@@ -95,11 +101,21 @@ class Settings:
                 policy = config.policies["default"]
             mutes.extend(config.silences)
         found.update(receivers or {})
-        return cls(
-            engine=project_database(database_url),
+        problem: sa.exc.SQLAlchemyError | None = None
+        try:
+            engine = project_database(database_url)
+        except sa.exc.SQLAlchemyError as exc:  # the run still evaluates, and spools
+            if not unavailable(exc):
+                raise
+            engine, problem = sa.create_engine(_database_url(database_url)), exc
+        settings = cls(
+            engine=engine,
             receivers=found,
             default_policy=policy,
             mutes=mutes,
             failing_rows=FailingRowsLog(state_dir() / "failing"),
             delivery=RetryPolicy(budget_s=float(os.environ.get(DELIVERY_BUDGET_ENV, "60"))),
         )
+        if problem is not None:
+            database_unavailable(settings, problem)
+        return settings

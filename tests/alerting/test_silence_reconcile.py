@@ -1,0 +1,211 @@
+"""Silences reconcile when they end (acceptance 3), against the loopback Slack, PagerDuty and SMTP
+servers: a recovery suppressed by a silence is delivered once it ends (PagerDuty resolve, Slack
+root updated and the recovery in its thread, email), a still-open incident is notified, and an
+incident the receiver already knows about at the same level adds nothing."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pytest
+import sqlalchemy as sa
+
+from alerting import EscalationPolicy, Silence, add_silence, handle_outcome
+from alerting.reconcile import RECONCILED, reconcile_mutes
+from checkers import AlertLevel
+from checkers.storage import notifications
+from scheduling.cli import EXIT_OK, EXIT_USAGE, main
+from scheduling.runner import run_checks
+from scheduling.settings import Settings
+from tests.alerting.conftest import T0, outcome
+
+QUARTER = dt.timedelta(minutes=15)
+E, C = AlertLevel.ERROR, AlertLevel.CRITICAL
+
+
+@pytest.fixture
+def settings(engine, receivers, tmp_path, monkeypatch, http, smtp):
+    """Settings as `dq run` builds them: dq.toml routes every level to Slack and email and ERROR
+    to PagerDuty; the receivers talk to the loopback servers."""
+    port, _ = smtp
+    config = tmp_path / "dq.toml"
+    config.write_text(
+        f"""
+[receivers.slack]
+type = "slack"
+channel = "c0dq"
+base_url = "{http}/api/"
+
+[receivers.email]
+type = "email"
+host = "127.0.0.1"
+port = {port}
+sender = "dq@example.com"
+recipients = ["billing@example.com"]
+
+[receivers.pagerduty]
+type = "pagerduty"
+url = "{http}/v2/enqueue"
+
+[policies.default]
+routes = {{ slack = "WARNING", email = "WARNING", pagerduty = "ERROR" }}
+
+[[silences]]
+check = "orders_*"
+starts_at = {(T0 + 20 * QUARTER).isoformat()}
+ends_at = {(T0 + 24 * QUARTER).isoformat()}
+comment = "nightly reload"
+"""
+    )
+    monkeypatch.setenv("DQ_DATABASE_URL", str(engine.url))
+    monkeypatch.setenv("DQ_CONFIG", str(config))
+    monkeypatch.setenv("DQ_STATE_DIR", str(tmp_path / "state"))
+    return Settings.from_environment(receivers=receivers)
+
+
+def tick(settings, quarters: int):
+    """One `dq run` tick with nothing due: replay, reconcile ended mutes, deliver."""
+    report = run_checks([], now=T0 + quarters * QUARTER, settings=settings)
+    assert report.delivery is not None and not report.delivery.pending
+    return report
+
+
+def record(settings, level, quarters: int, policy=None):
+    return handle_outcome(
+        settings.engine,
+        outcome(level),
+        policy or settings.default_policy,
+        T0 + quarters * QUARTER,
+        mutes=settings.mutes,
+    )
+
+
+def statuses(engine) -> list[tuple[str, str, str]]:
+    with engine.connect() as connection:
+        rows = connection.execute(
+            sa.select(
+                notifications.c.receiver, notifications.c.reason, notifications.c.status
+            ).order_by(notifications.c.id)
+        ).all()
+    return [tuple(r) for r in rows]  # type: ignore[misc]
+
+
+def test_recovery_inside_an_expired_silence_resolves_everywhere(
+    settings, slack, pagerduty, smtp, capsys
+):
+    _, mailbox = smtp
+    record(settings, E, 0)
+    tick(settings, 0)
+    [root] = slack.roots()
+    assert [e["event_action"] for e in pagerduty.events] == ["trigger"]
+    assert len(mailbox.messages) == 1
+
+    at = (T0 + QUARTER).isoformat()
+    assert (
+        main(["silence", "add", "orders_*", "--for", "2h", "--comment", "backfill", "--at", at])
+        == EXIT_OK
+    )
+    silence_id = int(re.search(r"silence (\d+):", capsys.readouterr().out).group(1))  # type: ignore[union-attr]
+    assert main(["silence", "list", "--at", at]) == EXIT_OK
+    listed = capsys.readouterr().out
+    assert f"{silence_id}  active    orders_*" in listed and "upcoming  orders_*" in listed
+
+    recovered = record(settings, None, 2)  # the check recovers inside the silence
+    assert set(recovered.suppressed) == {"slack", "email", "pagerduty"}
+    tick(settings, 2)
+    tick(settings, 3)  # still silenced: nothing goes out
+    assert len(pagerduty.events) == 1 and not slack.replies(root) and len(mailbox.messages) == 1
+    assert root.text.startswith("[DQ] ERROR")
+
+    assert main(["silence", "expire", str(silence_id), "--at", (T0 + 3 * QUARTER).isoformat()]) == 0
+    tick(settings, 4)  # the next tick reconciles and delivers
+    assert [e["event_action"] for e in pagerduty.events] == ["trigger", "resolve"]
+    assert pagerduty.events[0]["dedup_key"] == pagerduty.events[1]["dedup_key"]
+    assert root.text.startswith("[DQ] RESOLVED") and root.edits
+    [reply] = slack.replies(root)
+    assert "Resolved" in reply.text
+    assert len(mailbox.messages) == 2 and "[DQ] RESOLVED" in mailbox.messages[1]["Subject"]
+    assert mailbox.messages[1]["In-Reply-To"] == mailbox.messages[0]["Message-ID"]
+
+    tick(settings, 5)  # reconciled once: nothing more
+    assert len(pagerduty.events) == 2 and len(slack.messages) == 2 and len(mailbox.messages) == 2
+    assert main(["silence", "expire", str(silence_id)]) == EXIT_USAGE  # already over
+
+
+def test_open_incident_never_told_is_announced_when_the_dq_toml_silence_ends(
+    settings, slack, pagerduty, smtp
+):
+    _, mailbox = smtp
+    muted = record(settings, E, 20)  # inside the dq.toml silence: nobody hears it
+    assert set(muted.suppressed) == {"slack", "email", "pagerduty"}
+    tick(settings, 20)
+    tick(settings, 23)
+    assert not slack.messages and not pagerduty.events and not mailbox.messages
+
+    tick(settings, 24)  # the silence ended; the check does not run again before tomorrow
+    [root] = slack.roots()
+    assert root.text.startswith("[DQ] ERROR") and not slack.replies(root)
+    assert [e["event_action"] for e in pagerduty.events] == ["trigger"]
+    assert len(mailbox.messages) == 1 and "[DQ] ERROR" in mailbox.messages[0]["Subject"]
+    assert [r for _, r, s in statuses(settings.engine) if s == "pending"] == []
+    assert {(r, s) for _, r, s in statuses(settings.engine)} == {
+        ("new", "suppressed"),
+        ("new", "sent"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("inside", "expected"),
+    [(E, []), (C, ["level_raised"])],
+    ids=["same-level", "raised"],
+)
+def test_open_incident_already_told(settings, slack, pagerduty, inside, expected):
+    policy = EscalationPolicy(
+        routes=settings.default_policy.routes, repeat_every=dt.timedelta(0)
+    )  # repeats every run, so the run inside the silence suppresses something
+    record(settings, E, 0, policy)
+    tick(settings, 0)
+    with settings.engine.begin() as connection:
+        add_silence(connection, Silence("orders_*", T0 + QUARTER, T0 + 3 * QUARTER, "load"))
+    muted = record(settings, inside, 2, policy)
+    assert muted.suppressed and not muted.enqueued
+
+    reconcile = reconcile_mutes(settings.engine, lambda _: policy, T0 + 2 * QUARTER)
+    assert reconcile == []  # still silenced
+    told = reconcile_mutes(settings.engine, lambda _: policy, T0 + 3 * QUARTER)
+    assert sorted({n.reason.value for n in told}) == expected
+    tick(settings, 3)
+    [root] = slack.roots()
+    assert len(slack.replies(root)) == len(expected)
+    assert len(pagerduty.events) == 1 + len(expected)
+    if not expected:  # nothing to say: the suppressed rows are settled, not reconsidered
+        assert {s for _, r, s in statuses(settings.engine) if r == "repeat"} == {RECONCILED}
+        assert reconcile_mutes(settings.engine, lambda _: policy, T0 + 4 * QUARTER) == []
+    else:
+        assert pagerduty.events[1]["payload"]["severity"] == "critical"
+        assert "Escalated to CRITICAL" in slack.replies(root)[0].text
+
+
+def test_resolved_incident_nobody_heard_of_stays_quiet(settings, slack, pagerduty, smtp):
+    record(settings, E, 20)  # opens and recovers inside the dq.toml silence
+    record(settings, None, 21)
+    tick(settings, 24)
+    tick(settings, 25)
+    assert not slack.messages and not pagerduty.events and not smtp[1].messages
+    assert {s for _, _, s in statuses(settings.engine)} == {RECONCILED}
+
+
+def test_silence_add_refuses_what_would_mute_nothing_or_forever(settings, capsys):
+    at = ["--at", T0.isoformat()]
+    for bad in (
+        ["--for", "0m", "--comment", "x"],
+        ["--for", "2 fortnights", "--comment", "x"],
+        ["--until", (T0 - QUARTER).isoformat(), "--comment", "x"],
+        ["--for", "1h", "--comment", "  "],
+    ):
+        assert main(["silence", "add", "orders_*", *bad, *at]) == EXIT_USAGE
+    assert "dq silence add:" in capsys.readouterr().err
+    assert main(["silence", "add", "orders_*", "--for", "1d12h", "--comment", "x", *at]) == 0
+    assert f"until {(T0 + dt.timedelta(hours=36)).isoformat()}" in capsys.readouterr().out
+    assert main(["silence", "expire", "999", *at]) == EXIT_USAGE

@@ -1,0 +1,315 @@
+"""Project database unavailable (acceptance 4), with real `dq run` processes and a real
+PostgreSQL server: a read-only database, and one unreachable from the start. The outcome reaches
+stdout, stderr and the spool, the exit code is 4; the next run that can write records the spooled
+outcome with its original window and time, opens the incident and delivers. A run killed in the
+middle of a replay records nothing twice."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from alerting import EscalationPolicy, handle_outcome
+from checkers import AlertLevel
+from checkers.storage import incidents, notifications, project_database, runs, spool_replays
+from scheduling.cli import EXIT_INFRA, EXIT_OK
+from scheduling.outage import record_or_spool, replay_spool
+from scheduling.settings import Settings
+from scheduling.spool import Spool
+from tests.alerting.conftest import outcome
+from tests.conftest import POSTGRES_URL
+
+ROOT = Path(__file__).resolve().parents[2]
+SEVEN = dt.datetime(2026, 11, 22, 7, 0, tzinfo=dt.UTC)
+WINDOW = ["2026-11-22T06:45:00+00:00", "2026-11-22T07:00:00+00:00"]
+
+
+@pytest.fixture
+def fresh_database() -> Iterator[sa.URL]:
+    """A uniquely named PostgreSQL database (others use the server too), dropped at the end."""
+    admin = sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
+    name = f"dq_{uuid.uuid4().hex[:16]}"
+    with admin.connect() as connection:
+        connection.execute(sa.text(f"CREATE DATABASE {name}"))
+    try:
+        yield sa.make_url(POSTGRES_URL).set(database=name)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(sa.text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        admin.dispose()
+
+
+def read_only(url: sa.URL, on: bool) -> None:
+    """The server refuses every write in new sessions of this database."""
+    admin = sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(
+            sa.text(
+                f"ALTER DATABASE {url.database} SET default_transaction_read_only = "
+                f"{'on' if on else 'off'}"
+            )
+        )
+    admin.dispose()
+
+
+@pytest.fixture
+def env(tmp_path) -> dict[str, str]:
+    csv = tmp_path / "numbers.csv"
+    csv.write_text("n,label\n1,a\n-2,b\n")  # cli_positive fails (ERROR), cli_labelled passes
+    return {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "DQ_CHECKS": "tests.scheduling.cli_fixture_checks",
+        "DQ_CLI_CSV": str(csv),
+        "DQ_STATE_DIR": str(tmp_path / "state"),
+        "DQ_CONFIG": str(tmp_path / "none.toml"),  # embedded default: console and file
+    }
+
+
+def dq(env: dict[str, str], url: sa.URL, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "scheduling.cli", *args],
+        env={**env, "DQ_DATABASE_URL": url.render_as_string(hide_password=False)},
+        cwd=env["DQ_STATE_DIR"].rsplit("/", 1)[0],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def spooled(env: dict[str, str]) -> list[dict]:
+    path = Path(env["DQ_STATE_DIR"]) / "spool" / "outcomes.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def alerts(env: dict[str, str]) -> list[dict]:
+    path = Path(env["DQ_STATE_DIR"]) / "alerts.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def assert_outage_reported(run: subprocess.CompletedProcess[str], env: dict[str, str]) -> None:
+    assert run.returncode == EXIT_INFRA, run.stderr
+    assert "cli_positive: ERROR, 1/2 failing" in run.stdout  # the console summary as usual
+    assert "the project database is unavailable" in run.stderr
+    assert "[DQ] ERROR: cli_positive: 1 of 2 elements failing" in run.stderr
+    spool = Path(env["DQ_STATE_DIR"]) / "spool" / "outcomes.jsonl"
+    assert (
+        f"not recorded, spooled to {spool} for the next run that can write: cli_labelled: passed"
+        in run.stderr
+    )
+    lines = spooled(env)
+    assert sorted(e["check"] for e in lines) == ["cli_labelled", "cli_positive"]
+    assert all(e["window"] == WINDOW and e["now"] == SEVEN.isoformat() for e in lines)
+    assert alerts(env) == []  # nothing delivered: no outbox to go through
+
+
+def assert_replayed(
+    run: subprocess.CompletedProcess[str], env: dict[str, str], url: sa.URL
+) -> None:
+    assert run.returncode == EXIT_OK, run.stderr
+    assert spooled(env) == []
+    engine = sa.create_engine(url)
+    with engine.connect() as connection:
+        recorded = connection.execute(
+            sa.select(
+                runs.c.check_name, runs.c.window_start, runs.c.window_end, runs.c.status
+            ).order_by(runs.c.check_name)
+        ).all()
+        [incident] = connection.execute(sa.select(incidents)).mappings()
+        sent = connection.execute(
+            sa.select(notifications.c.receiver, notifications.c.status, notifications.c.created_at)
+        ).all()
+    engine.dispose()
+    start, end = (dt.datetime.fromisoformat(w) for w in WINDOW)
+    assert [tuple(r) for r in recorded] == [
+        ("cli_labelled", start, end, "passed"),
+        ("cli_positive", start, end, "failed"),
+    ]
+    assert incident["check_name"] == "cli_positive" and incident["opened_at"] == SEVEN
+    assert sorted((r, s, c) for r, s, c in sent) == [
+        ("console", "sent", SEVEN),
+        ("file", "sent", SEVEN),
+    ]
+    [alert] = alerts(env)
+    assert alert["title"] == "[DQ] ERROR: cli_positive" and alert["created_at"] == SEVEN.isoformat()
+
+
+@pytest.mark.postgres
+def test_read_only_database_spools_then_the_next_run_records_and_delivers(fresh_database, env):
+    project_database(fresh_database.render_as_string(hide_password=False)).dispose()
+    read_only(fresh_database, True)
+    first = dq(env, fresh_database, "run", "--due", "--at", "2026-11-22T07:00:00")
+    assert_outage_reported(first, env)
+    assert "ReadOnlySqlTransaction" in first.stderr and "[SQL" not in first.stderr
+
+    read_only(fresh_database, False)
+    second = dq(env, fresh_database, "run", "--due", "--at", "2026-11-22T07:10:00")
+    assert_replayed(second, env, fresh_database)
+
+
+@contextmanager
+def forwarding(port: int, to: tuple[str, int]) -> Iterator[None]:
+    """A TCP relay on `port` to the real server: the database becomes reachable at its URL."""
+    listener = socket.create_server(("127.0.0.1", port))
+
+    def pipe(source: socket.socket, target: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                target.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for end in (source, target):
+                with suppress(OSError):
+                    end.shutdown(socket.SHUT_RDWR)
+
+    def accept() -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(to)
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=pipe, args=(a, b), daemon=True).start()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        listener.shutdown(socket.SHUT_RDWR)
+        listener.close()
+        thread.join(timeout=10)
+
+
+@pytest.mark.postgres
+def test_database_unreachable_from_the_start(fresh_database, env):
+    with socket.socket() as probe:  # a port nothing listens on (yet)
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = fresh_database.set(port=port, password="s3cret-pw")  # trust auth ignores it
+    first = dq(env, url, "run", "--due", "--at", "2026-11-22T07:00:00")
+    assert_outage_reported(first, env)
+    assert f"postgres:***@127.0.0.1:{port}" in first.stderr and "Connection refused" in first.stderr
+    assert "s3cret-pw" not in first.stderr + first.stdout
+
+    real = sa.make_url(POSTGRES_URL)
+    with forwarding(port, (real.host or "127.0.0.1", real.port or 5432)):
+        second = dq(env, url, "run", "--due", "--at", "2026-11-22T07:10:00")
+        assert_replayed(second, env, url)
+
+
+def waiting_on_a_lock(engine: sa.Engine, database: str) -> bool:
+    with engine.connect() as connection:
+        return bool(
+            connection.execute(
+                sa.text(
+                    "SELECT count(*) FROM pg_stat_activity "
+                    "WHERE datname = :db AND wait_event_type = 'Lock'"
+                ),
+                {"db": database},
+            ).scalar()
+        )
+
+
+@pytest.mark.postgres
+def test_a_run_killed_during_replay_records_nothing_twice(
+    fresh_database, env, tmp_path, monkeypatch
+):
+    url = fresh_database.render_as_string(hide_password=False)
+    engine = project_database(url)
+    policy = EscalationPolicy(routes={"file": AlertLevel.WARNING})
+    handle_outcome(engine, outcome(AlertLevel.ERROR, check="beta"), policy, SEVEN)
+    down = sa.make_url(url).set(port=1)  # nothing listens on port 1
+    for name in ("DQ_STATE_DIR", "DQ_CONFIG"):
+        monkeypatch.setenv(name, env[name])
+    settings = Settings.from_environment(database_url=down.render_as_string(hide_password=False))
+    later = SEVEN + dt.timedelta(minutes=15)
+    for check in ("alpha", "beta"):
+        assert not record_or_spool(settings, outcome(AlertLevel.ERROR, check=check), policy, later)
+    assert [e["check"] for e in spooled(env)] == ["alpha", "beta"]
+
+    holder = engine.connect()  # beta's open incident is locked: its replay blocks mid-way
+    blocker = holder.begin()
+    holder.execute(sa.select(incidents).where(incidents.c.check_name == "beta").with_for_update())
+    replaying = subprocess.Popen(
+        [sys.executable, "-m", "scheduling.cli", "run", "--due", "--at", "2026-11-22T07:20:00"],
+        env={**env, "DQ_DATABASE_URL": url},
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 120
+    while not waiting_on_a_lock(engine, fresh_database.database or ""):
+        assert replaying.poll() is None, replaying.communicate()
+        assert time.monotonic() < deadline, "the replay never reached beta"
+        time.sleep(0.05)  # polling a condition, with a deadline
+    replaying.send_signal(signal.SIGKILL)  # alpha is committed, the spool not yet rewritten
+    replaying.wait()
+    blocker.rollback()
+    holder.close()
+    assert [e["check"] for e in spooled(env)] == ["alpha", "beta"]
+
+    again = dq(env, fresh_database, "run", "--due", "--at", "2026-11-22T07:20:00")  # none due
+    assert again.returncode == EXIT_OK, again.stderr
+    assert spooled(env) == []
+    with engine.connect() as connection:
+        counted = dict(
+            connection.execute(
+                sa.select(runs.c.check_name, sa.func.count()).group_by(runs.c.check_name)
+            ).all()
+        )
+        replayed = connection.execute(
+            sa.select(sa.func.count()).select_from(spool_replays)
+        ).scalar()
+    assert counted == {"alpha": 1, "beta": 2}  # beta: its first run and the replayed one
+    assert replayed == 2
+    assert sorted(a["title"] for a in alerts(env)) == ["[DQ] ERROR: alpha", "[DQ] ERROR: beta"]
+    engine.dispose()
+
+
+def test_a_line_that_cannot_be_recorded_is_set_aside(tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("DQ_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("DQ_CONFIG", str(tmp_path / "none.toml"))
+    settings = Settings.from_environment(database_url=f"sqlite:///{tmp_path / 'dq.db'}")
+    settings.database_error = "pretend it was down"  # the run spools from here on
+    policy = settings.default_policy
+    record_or_spool(settings, outcome(AlertLevel.ERROR, check="alpha"), policy, SEVEN)
+    spool = Spool(settings.spool_dir)
+    with spool.path.open("a") as out:
+        out.write('{"torn": ')  # a crash in the middle of an append
+    record_or_spool(settings, outcome(AlertLevel.ERROR, check="beta"), policy, SEVEN)
+    assert replay_spool(settings, SEVEN, lambda _: policy) == 2
+    assert settings.database_error is None and not spool.pending()
+    [rejected] = spool.rejected.read_text().splitlines()
+    assert json.loads(rejected)["line"] == '{"torn": '
+    with settings.engine.connect() as connection:
+        assert connection.execute(sa.select(sa.func.count()).select_from(runs)).scalar() == 2
+
+
+def test_commands_that_need_the_database_say_so_with_exit_code_4(tmp_path, monkeypatch, capsys):
+    from scheduling.cli import main
+
+    monkeypatch.setenv("DQ_DATABASE_URL", "postgresql+psycopg://dq:hunter2@127.0.0.1:1/dq")
+    monkeypatch.setenv("DQ_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("DQ_CONFIG", str(tmp_path / "none.toml"))
+    assert main(["silence", "list"]) == EXIT_INFRA
+    assert main(["history"]) == EXIT_INFRA
+    err = capsys.readouterr().err
+    assert "dq silence: needs the project database (postgresql+psycopg://dq:***@127.0.0.1:1" in err
+    assert "dq history: needs the project database" in err and "hunter2" not in err
