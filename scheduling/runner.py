@@ -33,7 +33,17 @@ def run_checks(
     from checks.evaluation import evaluate_checks  # Spark only when something runs
 
     by_name = {w.check: (w.start, w.end) for w in windows}
-    outcomes = evaluate_checks(list(checks), spark=spark, now=now) if checks else []  # type: ignore[arg-type]
+    outcomes = (
+        evaluate_checks(
+            list(checks),
+            spark=spark,  # type: ignore[arg-type]
+            now=now,
+            deadline_s=settings.source_deadline_s,
+            parallelism=settings.load_parallelism,
+        )
+        if checks
+        else []
+    )
     for check, outcome in zip(checks, outcomes, strict=True):
         links = {}
         if settings.failing_rows is not None and outcome.sample:

@@ -21,11 +21,15 @@ from alerting.receivers import (
     Receiver,
     SlackReceiver,
 )
+from checkers.deadlines import DEFAULT_DEADLINE_S
 from checkers.levels import AlertLevel
 from checkers.storage import project_database
+from checks.loading import DEFAULT_PARALLELISM
 
 CONFIG_ENV = "DQ_CONFIG"
 STATE_DIR_ENV = "DQ_STATE_DIR"
+SOURCE_DEADLINE_ENV = "DQ_SOURCE_DEADLINE_S"
+LOAD_PARALLELISM_ENV = "DQ_LOAD_PARALLELISM"
 
 
 def state_dir() -> Path:
@@ -69,6 +73,10 @@ class Settings:
     default_policy: EscalationPolicy
     mutes: list[Mute] = field(default_factory=list)
     failing_rows: FailingRowsLog | None = None
+    #: Seconds a source may take to load (a parser's own `deadline_s` wins), and how many load at
+    #: once; from DQ_SOURCE_DEADLINE_S and DQ_LOAD_PARALLELISM.
+    source_deadline_s: float = DEFAULT_DEADLINE_S
+    load_parallelism: int = DEFAULT_PARALLELISM
 
     def policy_for(self, check: type) -> EscalationPolicy:
         policy = getattr(check, "escalation", None)
@@ -93,10 +101,28 @@ class Settings:
                 policy = config.policies["default"]
             mutes.extend(config.silences)
         found.update(receivers or {})
+        deadline_s, parallelism = _load_limits()
         return cls(
             engine=project_database(database_url),
             receivers=found,
             default_policy=policy,
             mutes=mutes,
             failing_rows=FailingRowsLog(state_dir() / "failing"),
+            source_deadline_s=deadline_s,
+            load_parallelism=parallelism,
         )
+
+
+def _load_limits() -> tuple[float, int]:
+    """Source deadline and load parallelism from the environment; a bad value says which."""
+    env = os.environ
+    try:
+        seconds = float(env.get(SOURCE_DEADLINE_ENV, DEFAULT_DEADLINE_S))
+        parallel = int(env.get(LOAD_PARALLELISM_ENV, DEFAULT_PARALLELISM))
+    except ValueError as exc:
+        raise ValueError(f"{SOURCE_DEADLINE_ENV} and {LOAD_PARALLELISM_ENV}: {exc}") from None
+    if not seconds > 0 or parallel < 1:
+        raise ValueError(
+            f"{SOURCE_DEADLINE_ENV} must be > 0 seconds and {LOAD_PARALLELISM_ENV} at least 1"
+        )
+    return seconds, parallel

@@ -65,6 +65,12 @@ class Parser(ABC):
     #: Text files are parsed lazily, column by column: every run also scans all their columns,
     #: so a malformed value anywhere is an error (see FullScanChecker).
     needs_full_scan: ClassVar[bool] = False
+    #: Seconds this source may take to load, instead of the run's default (`DQ_SOURCE_DEADLINE_S`).
+    deadline_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.deadline_s is not None and not self.deadline_s > 0:
+            raise ValueError(f"deadline_s must be a positive number of seconds: {self.deadline_s}")
 
     @abstractmethod
     def read(self, spark: SparkSession) -> DataFrame:
