@@ -60,8 +60,8 @@ class SqlQueryParser(Parser):
         except sa.exc.SQLAlchemyError as exc:
             reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
             if deadline.expired:
-                what = f"query on {_redacted(url)}"
-                raise SourceError(f"{timed_out(what, deadline.seconds)}: {reason}") from exc
+                message = timed_out(self.describe(), deadline.seconds)
+                raise SourceError(f"{message}: {reason}") from exc
             raise SourceError(f"query on {_redacted(url)} failed: {reason}") from exc
         finally:
             engine.dispose()

@@ -46,13 +46,13 @@ def test_deadline_must_be_positive():
 
 @pytest.mark.parametrize("path", ["/hang", "/trickle", "/trickle-headers"])
 def test_http_has_a_total_deadline(spark, path):
-    # The trickles send a byte every 2 s: each read succeeds well within the per-read timeout
-    # (30 s), so only a total deadline ends them before their two minutes.
+    # The trickles send a byte every 2 s, within any per-read timeout longer than that (here 3 s,
+    # the deadline): only a total deadline ends them before their two minutes.
     with slow_api() as api:
-        parser = HttpJsonParser(f"{api}{path}", records_path=("data",), deadline_s=1)
+        parser = HttpJsonParser(f"{api}{path}", records_path=("data",), deadline_s=3)
         error, took = finishes(lambda: parser.load(spark))
     assert isinstance(error, SourceError)
-    assert str(error) == f"{parser.describe()} timed out after 1 s"
+    assert str(error) == f"{parser.describe()} timed out after 3 s"
     assert took < BOUND_S
 
 
