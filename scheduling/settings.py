@@ -4,6 +4,7 @@ Slack, email and PagerDuty join when their environment variables are set."""
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -114,15 +115,18 @@ class Settings:
 
 
 def _load_limits() -> tuple[float, int]:
-    """Source deadline and load parallelism from the environment; a bad value says which."""
+    """Source deadline and load parallelism from the environment; a bad value names its variable."""
     env = os.environ
     try:
         seconds = float(env.get(SOURCE_DEADLINE_ENV, DEFAULT_DEADLINE_S))
+    except ValueError:
+        seconds = math.nan
+    try:
         parallel = int(env.get(LOAD_PARALLELISM_ENV, DEFAULT_PARALLELISM))
-    except ValueError as exc:
-        raise ValueError(f"{SOURCE_DEADLINE_ENV} and {LOAD_PARALLELISM_ENV}: {exc}") from None
-    if not seconds > 0 or parallel < 1:
-        raise ValueError(
-            f"{SOURCE_DEADLINE_ENV} must be > 0 seconds and {LOAD_PARALLELISM_ENV} at least 1"
-        )
+    except ValueError:
+        parallel = 0
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ValueError(f"{SOURCE_DEADLINE_ENV} must be a positive number of seconds")
+    if parallel < 1:
+        raise ValueError(f"{LOAD_PARALLELISM_ENV} must be a whole number, at least 1")
     return seconds, parallel

@@ -3,6 +3,7 @@ that cannot be read or breaks its promise raises `SourceError` naming the cause.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import ClassVar
@@ -69,7 +70,7 @@ class Parser(ABC):
     deadline_s: float | None = None
 
     def __post_init__(self) -> None:
-        if self.deadline_s is not None and not self.deadline_s > 0:
+        if self.deadline_s is not None and not 0 < self.deadline_s < math.inf:
             raise ValueError(f"deadline_s must be a positive number of seconds: {self.deadline_s}")
 
     @abstractmethod

@@ -116,6 +116,7 @@ class _HttpsHandler(urllib.request.HTTPSHandler):
 class HttpJsonParser(Parser):
     """Records from a JSON API. `records_path` walks into the response (`("data", "items")`);
     `headers_from_env` maps header names to environment variables (tokens stay out of code).
+    The whole request ends by the source's deadline; `timeout_s` bounds each wait for data.
 
     >>> HttpJsonParser("https://api.example.com/v1/payouts", records_path=("data",),
     ...     headers_from_env=(("Authorization", "PAYOUTS_API_AUTH"),),

@@ -29,7 +29,8 @@ class SqlQueryParser(Parser):
     """Rows of `query` (with `:name` placeholders bound from `params`) as a DataFrame. `url` is a
     SQLAlchemy URL or a function returning one (read secrets from the environment there). The
     result is collected through the driver: meant for operational queries and aggregates, not for
-    bulk extraction. Promise a `schema` to fix column types.
+    bulk extraction. Promise a `schema` to fix column types. Connect and statement timeouts
+    follow the source's deadline on PostgreSQL, MariaDB/MySQL and SQLite.
 
     >>> SqlQueryParser(lambda: os.environ["OPS_DB_URL"],
     ...     "SELECT max(ingested_at) AS latest FROM flights WHERE origin = :origin",

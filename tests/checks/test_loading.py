@@ -140,3 +140,21 @@ def test_a_hung_source_does_not_hold_the_process_at_exit():
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "stuck timed out after 0.5 s"
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("DQ_SOURCE_DEADLINE_S", "soon"),
+        ("DQ_SOURCE_DEADLINE_S", "inf"),
+        ("DQ_LOAD_PARALLELISM", "0"),
+    ],
+)
+def test_bad_load_settings_name_the_variable(tmp_path, monkeypatch, variable, value):
+    from scheduling.settings import Settings
+
+    monkeypatch.setenv("DQ_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("DQ_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ValueError, match=variable):
+        Settings.from_environment(database_url=f"sqlite:///{tmp_path / 'dq.db'}")
