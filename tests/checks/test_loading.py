@@ -89,7 +89,8 @@ def test_two_checks_on_one_slow_source_share_one_load_and_both_error(spark, rele
 
 
 class _InFlight:
-    """Counts loads in progress; each waits until `wanted` are in flight (or a bound passes)."""
+    """Counts loads in progress; the first ones wait until `wanted` were in flight together (or a
+    bound passes), so a loader running fewer at once is seen, and one running more too."""
 
     def __init__(self, wanted: int) -> None:
         self.wanted, self.now, self.most = wanted, 0, 0
@@ -101,7 +102,7 @@ class _InFlight:
                 self.now += 1
                 self.most = max(self.most, self.now)
                 self.changed.notify_all()
-                self.changed.wait_for(lambda: self.now >= self.wanted, timeout=BOUND_S)
+                self.changed.wait_for(lambda: self.most >= self.wanted, timeout=BOUND_S)
                 self.now -= 1  # before the load returns, so the next cannot start earlier
             return spark.range(n)
 
@@ -112,9 +113,22 @@ class _InFlight:
 def test_loads_run_concurrently_up_to_the_parallelism(spark, parallelism):
     meter = _InFlight(parallelism)
     sources = [meter.source(n) for n in range(1, 5)]
+    started = time.monotonic()
     loaded = load_sources(sources, spark, deadline_s=60, parallelism=parallelism)
-    assert meter.most == parallelism  # that many at once, and never more
+    assert meter.most == parallelism  # that many at once (never more: see the test below)
+    assert time.monotonic() - started < BOUND_S  # nobody waited for the bound
     assert all(loaded[s].error is None and loaded[s].frame is not None for s in sources)
+
+
+def test_a_source_starts_only_when_a_slot_frees(spark, release):
+    # Four hung sources, two slots: the third and fourth start when the first two time out.
+    calls: list[str] = []
+    sources = [CallableParser(hanging(release, calls, str(n)), name=f"hung {n}") for n in range(4)]
+    loaded = load_sources(sources, spark, deadline_s=1, parallelism=2)
+    started = sorted(loaded[s].started for s in sources)
+    assert started[2] - started[0] >= 1.0 and started[3] - started[1] >= 1.0
+    assert all(loaded[s].error == f"hung {n} timed out after 1 s" for n, s in enumerate(sources))
+    assert sorted(calls) == ["0", "1", "2", "3"]
 
 
 def test_parallelism_must_be_positive(spark):
