@@ -29,8 +29,6 @@ from checks.loading import DEFAULT_PARALLELISM
 
 CONFIG_ENV = "DQ_CONFIG"
 STATE_DIR_ENV = "DQ_STATE_DIR"
-SOURCE_DEADLINE_ENV = "DQ_SOURCE_DEADLINE_S"
-LOAD_PARALLELISM_ENV = "DQ_LOAD_PARALLELISM"
 
 
 def state_dir() -> Path:
@@ -72,12 +70,12 @@ class Settings:
     engine: Engine
     receivers: dict[str, Receiver]
     default_policy: EscalationPolicy
-    mutes: list[Mute] = field(default_factory=list)
-    failing_rows: FailingRowsLog | None = None
     #: Seconds a source may take to load (a parser's own `deadline_s` wins), and how many load at
     #: once; from DQ_SOURCE_DEADLINE_S and DQ_LOAD_PARALLELISM.
     source_deadline_s: float = DEFAULT_DEADLINE_S
     load_parallelism: int = DEFAULT_PARALLELISM
+    mutes: list[Mute] = field(default_factory=list)
+    failing_rows: FailingRowsLog | None = None
 
     def policy_for(self, check: type) -> EscalationPolicy:
         policy = getattr(check, "escalation", None)
@@ -106,12 +104,16 @@ class Settings:
         return cls(
             engine=project_database(database_url),
             receivers=found,
+            source_deadline_s=deadline_s,
+            load_parallelism=parallelism,
             default_policy=policy,
             mutes=mutes,
             failing_rows=FailingRowsLog(state_dir() / "failing"),
-            source_deadline_s=deadline_s,
-            load_parallelism=parallelism,
         )
+
+
+SOURCE_DEADLINE_ENV = "DQ_SOURCE_DEADLINE_S"
+LOAD_PARALLELISM_ENV = "DQ_LOAD_PARALLELISM"
 
 
 def _load_limits() -> tuple[float, int]:
