@@ -12,13 +12,15 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame, SparkSession
 
 from checkers._checker import Checker, CheckerResult, FullScanChecker, run_checkers
+from checkers.deadlines import DEFAULT_DEADLINE_S
 from checkers.levels import AlertLevel
 from checkers.outcome import CheckOutcome, Status
-from checkers.parsers import Parser, SourceError
+from checkers.parsers import Parser
 from checkers.spark import spark_session
 from checkers.storage import utc_now
 from checkers.tolerances import FailureCounts
 from checks.base import QualityCheck
+from checks.loading import DEFAULT_PARALLELISM, Loaded, load_sources
 
 EMPTY_DATASET = "empty dataset: no rows to check (set allow_empty = True if that is fine)"
 
@@ -59,25 +61,12 @@ def _describe(exc: Exception) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
-#: A loaded source: (DataFrame or None, error, seconds).
-_Loaded = tuple[DataFrame | None, str | None, float]
-
-
-def _load_sources(pending: list[_Pending], spark: SparkSession) -> dict[Parser, _Loaded]:
-    """Each distinct parser loaded once."""
-    loaded: dict[Parser, _Loaded] = {}
-    for item in pending:
-        for parser in item.sources.values():
-            if parser in loaded:
-                continue
-            started = time.perf_counter()
-            try:
-                loaded[parser] = (parser.load(spark), None, time.perf_counter() - started)
-            except SourceError as exc:
-                loaded[parser] = (None, str(exc), time.perf_counter() - started)
-            except Exception as exc:
-                loaded[parser] = (None, _describe(exc), time.perf_counter() - started)
-    return loaded
+def _load_sources(
+    pending: list[_Pending], spark: SparkSession, *, deadline_s: float, parallelism: int
+) -> dict[Parser, Loaded]:
+    """Each distinct parser loaded once, concurrently, each within its deadline."""
+    parsers = [parser for item in pending for parser in item.sources.values()]
+    return load_sources(parsers, spark, deadline_s=deadline_s, parallelism=parallelism)
 
 
 def _build_checker(item: _Pending, data: Data) -> None:
@@ -93,9 +82,12 @@ def evaluate_checks(
     spark: SparkSession | None = None,
     now: dt.datetime | None = None,
     data: Mapping[str, Data] | None = None,
+    deadline_s: float = DEFAULT_DEADLINE_S,
+    parallelism: int = DEFAULT_PARALLELISM,
 ) -> list[CheckOutcome]:
     """Outcomes of `checks`, in order. `data` maps check names to ready data (tests), bypassing
-    their parsers."""
+    their parsers. Sources load `parallelism` at a time; one still loading after `deadline_s` (or
+    its parser's own `deadline_s`) is an ERROR for every check reading it."""
     started_at = now or utc_now()
     session = spark or SparkSession.getActiveSession() or spark_session()
     given = dict(data or {})
@@ -107,7 +99,12 @@ def evaluate_checks(
             item.sources = item.instance.sources()
         except Exception as exc:
             item.error = f"building the sources failed: {_describe(exc)}"
-    loaded = _load_sources([p for p in pending if p.check.name not in given], session)
+    loaded = _load_sources(
+        [p for p in pending if p.check.name not in given],
+        session,
+        deadline_s=deadline_s,
+        parallelism=parallelism,
+    )
     for item in pending:
         if item.check.name in given:
             _build_checker(item, given[item.check.name])
@@ -115,9 +112,9 @@ def evaluate_checks(
             _attach_sources(item, loaded)
     # Text sources also get a scan of every column, shared with checkers over the raw DataFrame.
     scans = {
-        parser: FullScanChecker(frame, parser.describe())
-        for parser, (frame, _, _) in loaded.items()
-        if frame is not None and parser.needs_full_scan
+        parser: FullScanChecker(source.frame, parser.describe())
+        for parser, source in loaded.items()
+        if source.frame is not None and parser.needs_full_scan
     }
     runnable = [p for p in pending if p.checker is not None]
     work = [(p.checker, p.check.tolerance) for p in runnable] + [(s, None) for s in scans.values()]
@@ -141,15 +138,18 @@ def evaluate_checks(
     return outcomes
 
 
-def _attach_sources(item: _Pending, loaded: Mapping[Parser, _Loaded]) -> None:
+def _attach_sources(item: _Pending, loaded: Mapping[Parser, Loaded]) -> None:
+    sources = [loaded[parser] for parser in item.sources.values()]
+    if sources:  # loaded concurrently: from the first start to the last end
+        span = max(s.finished for s in sources) - min(s.started for s in sources)
+        item.timings["load_s"] = span
     frames: dict[str, DataFrame] = {}
     for name, parser in item.sources.items():
-        frame, error, seconds = loaded[parser]
-        item.timings["load_s"] = item.timings.get("load_s", 0.0) + seconds
-        if frame is None:
-            item.error = error
+        source = loaded[parser]
+        if source.frame is None:
+            item.error = source.error
             return
-        frames[name] = frame
+        frames[name] = source.frame
     _build_checker(item, frames if item.instance.takes_mapping() else frames["data"])
 
 

@@ -47,7 +47,17 @@ def run_checks(
     policy_for = _policies(settings, checks)
     replay_spool(settings, now, policy_for)  # what an outage spooled is recorded first
     by_name = {w.check: (w.start, w.end) for w in windows}
-    outcomes = evaluate_checks(list(checks), spark=spark, now=now) if checks else []  # type: ignore[arg-type]
+    outcomes = (
+        evaluate_checks(
+            list(checks),
+            spark=spark,  # type: ignore[arg-type]
+            now=now,
+            deadline_s=settings.source_deadline_s,
+            parallelism=settings.load_parallelism,
+        )
+        if checks
+        else []
+    )
     spooled = []
     for check, outcome in zip(checks, outcomes, strict=True):
         links = {}

@@ -4,6 +4,7 @@ Slack, email and PagerDuty join when their environment variables are set."""
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,9 +23,11 @@ from alerting.receivers import (
     Receiver,
     SlackReceiver,
 )
+from checkers.deadlines import DEFAULT_DEADLINE_S
 from checkers.levels import AlertLevel
 from checkers.storage import database_url as _database_url
 from checkers.storage import project_database
+from checks.loading import DEFAULT_PARALLELISM
 from scheduling.outage import database_unavailable, unavailable
 
 CONFIG_ENV = "DQ_CONFIG"
@@ -71,6 +74,10 @@ class Settings:
     engine: Engine
     receivers: dict[str, Receiver]
     default_policy: EscalationPolicy
+    #: Seconds a source may take to load (a parser's own `deadline_s` wins), and how many load at
+    #: once; from DQ_SOURCE_DEADLINE_S and DQ_LOAD_PARALLELISM.
+    source_deadline_s: float = DEFAULT_DEADLINE_S
+    load_parallelism: int = DEFAULT_PARALLELISM
     mutes: list[Mute] = field(default_factory=list)
     failing_rows: FailingRowsLog | None = None
     delivery: RetryPolicy = field(default_factory=RetryPolicy)
@@ -101,6 +108,7 @@ class Settings:
                 policy = config.policies["default"]
             mutes.extend(config.silences)
         found.update(receivers or {})
+        deadline_s, parallelism = _load_limits()
         problem: sa.exc.SQLAlchemyError | None = None
         try:
             engine = project_database(database_url)
@@ -111,6 +119,8 @@ class Settings:
         settings = cls(
             engine=engine,
             receivers=found,
+            source_deadline_s=deadline_s,
+            load_parallelism=parallelism,
             default_policy=policy,
             mutes=mutes,
             failing_rows=FailingRowsLog(state_dir() / "failing"),
@@ -119,3 +129,25 @@ class Settings:
         if problem is not None:
             database_unavailable(settings, problem)
         return settings
+
+
+SOURCE_DEADLINE_ENV = "DQ_SOURCE_DEADLINE_S"
+LOAD_PARALLELISM_ENV = "DQ_LOAD_PARALLELISM"
+
+
+def _load_limits() -> tuple[float, int]:
+    """Source deadline and load parallelism from the environment; a bad value names its variable."""
+    env = os.environ
+    try:
+        seconds = float(env.get(SOURCE_DEADLINE_ENV, DEFAULT_DEADLINE_S))
+    except ValueError:
+        seconds = math.nan
+    try:
+        parallel = int(env.get(LOAD_PARALLELISM_ENV, DEFAULT_PARALLELISM))
+    except ValueError:
+        parallel = 0
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ValueError(f"{SOURCE_DEADLINE_ENV} must be a positive number of seconds")
+    if parallel < 1:
+        raise ValueError(f"{LOAD_PARALLELISM_ENV} must be a whole number, at least 1")
+    return seconds, parallel

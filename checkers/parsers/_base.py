@@ -3,6 +3,7 @@ that cannot be read or breaks its promise raises `SourceError` naming the cause.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import ClassVar
@@ -65,6 +66,12 @@ class Parser(ABC):
     #: Text files are parsed lazily, column by column: every run also scans all their columns,
     #: so a malformed value anywhere is an error (see FullScanChecker).
     needs_full_scan: ClassVar[bool] = False
+    #: Seconds this source may take to load, instead of the run's default (`DQ_SOURCE_DEADLINE_S`).
+    deadline_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.deadline_s is not None and not 0 < self.deadline_s < math.inf:
+            raise ValueError(f"deadline_s must be a positive number of seconds: {self.deadline_s}")
 
     @abstractmethod
     def read(self, spark: SparkSession) -> DataFrame:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
@@ -21,6 +21,7 @@ class CallableParser(Parser):
     function: Callable[[SparkSession], DataFrame]
     schema: str | StructType | None = None
     name: str = ""
+    deadline_s: float | None = field(default=None, kw_only=True)
 
     def read(self, spark: SparkSession) -> DataFrame:
         return self.function(spark)

@@ -28,6 +28,7 @@ class CsvParser(Parser):
     path: Lazy
     schema: str | StructType | None = None
     options: tuple[tuple[str, str], ...] = field(default=())
+    deadline_s: float | None = field(default=None, kw_only=True)
     needs_full_scan: ClassVar[bool] = True
 
     def read(self, spark: SparkSession) -> DataFrame:
@@ -49,6 +50,7 @@ class JsonParser(Parser):
     path: Lazy
     schema: str | StructType | None = None
     options: tuple[tuple[str, str], ...] = field(default=())
+    deadline_s: float | None = field(default=None, kw_only=True)
     needs_full_scan: ClassVar[bool] = True
 
     def read(self, spark: SparkSession) -> DataFrame:
@@ -68,6 +70,7 @@ class ParquetParser(Parser):
     path: Lazy
     schema: str | StructType | None = None
     options: tuple[tuple[str, str], ...] = field(default=())
+    deadline_s: float | None = field(default=None, kw_only=True)
 
     def read(self, spark: SparkSession) -> DataFrame:
         return spark.read.options(**_options(self.options)).parquet(resolve(self.path))
@@ -82,6 +85,7 @@ class TableParser(Parser):
 
     table: str
     schema: str | StructType | None = None
+    deadline_s: float | None = field(default=None, kw_only=True)
 
     def read(self, spark: SparkSession) -> DataFrame:
         return spark.table(self.table)

@@ -1,0 +1,174 @@
+"""Loading sources: each distinct parser once, at most `parallelism` at a time, each within its
+deadline (its parser's own or the run's); a source past it is an ERROR for every check reading it,
+and an abandoned load never holds the process at exit."""
+
+from __future__ import annotations
+
+import datetime as dt
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from checkers import PredicateSingleDatasetChecker, Status
+from checkers.parsers import CallableParser
+from checks import QualityCheck
+from checks.evaluation import evaluate_checks
+from checks.loading import load_sources
+
+NOW = dt.datetime(2026, 11, 22, 12, 0, tzinfo=dt.UTC)
+BOUND_S = 20.0  # generous: the deadlines below are 0.5 to 1.5 s
+
+
+@pytest.fixture
+def release() -> Iterator[threading.Event]:
+    """Holds hanging loads until the test ends, then lets the abandoned threads finish."""
+    event = threading.Event()
+    yield event
+    event.set()
+
+
+def hanging(release: threading.Event, calls: list[str], name: str):
+    def load(spark):
+        calls.append(name)
+        release.wait()
+        return spark.range(1)
+
+    return load
+
+
+def quick(spark):
+    return spark.createDataFrame([(1,), (2,), (3,)], "n int")
+
+
+def check_on(parser, name: str) -> type[QualityCheck]:
+    def checker(self, data):
+        return PredicateSingleDatasetChecker(data, "n > 0")
+
+    body = {"parser": parser, "checker": checker, "name": name}
+    return type(name.title().replace("_", ""), (QualityCheck,), body, register=False)
+
+
+def test_a_parsers_own_deadline_overrides_the_default(spark, release):
+    calls: list[str] = []
+    own = CallableParser(hanging(release, calls, "own"), name="own", deadline_s=0.5)
+    default = CallableParser(hanging(release, calls, "default"), name="default")
+    healthy = CallableParser(quick, name="healthy", deadline_s=BOUND_S)  # Spark may be cold
+    started = time.monotonic()
+    loaded = load_sources([own, default, healthy], spark, deadline_s=1.5)
+    assert time.monotonic() - started < BOUND_S
+    assert loaded[own].error == "own timed out after 0.5 s"
+    assert loaded[default].error == "default timed out after 1.5 s"
+    assert loaded[own].frame is None and loaded[default].frame is None
+    assert loaded[healthy].error is None and loaded[healthy].frame.columns == ["n"]
+    assert sorted(calls) == ["default", "own"]
+
+
+def test_two_checks_on_one_slow_source_share_one_load_and_both_error(spark, release):
+    calls: list[str] = []
+    slow = CallableParser(hanging(release, calls, "slow"), name="slow feed")
+    checks = [
+        check_on(slow, "first_on_slow"),
+        check_on(CallableParser(quick, name="numbers", deadline_s=BOUND_S), "healthy"),
+        check_on(slow, "second_on_slow"),
+    ]
+    started = time.monotonic()
+    first, healthy, second = evaluate_checks(checks, spark=spark, now=NOW, deadline_s=1)
+    assert time.monotonic() - started < BOUND_S
+    assert calls == ["slow"]  # one load for both checks
+    for outcome in (first, second):
+        assert outcome.status is Status.ERROR
+        assert outcome.error == "slow feed timed out after 1 s"
+        assert outcome.timings["load_s"] >= 1.0  # waited for the deadline, no longer counted
+    assert healthy.status is Status.PASSED and healthy.total == 3
+    assert healthy.timings["load_s"] < first.timings["load_s"]
+
+
+class _InFlight:
+    """Counts loads in progress; the first ones wait until `wanted` were in flight together (or a
+    bound passes), so a loader running fewer at once is seen, and one running more too."""
+
+    def __init__(self, wanted: int) -> None:
+        self.wanted, self.now, self.most = wanted, 0, 0
+        self.changed = threading.Condition()
+
+    def source(self, n: int) -> CallableParser:
+        def load(spark):
+            with self.changed:
+                self.now += 1
+                self.most = max(self.most, self.now)
+                self.changed.notify_all()
+                self.changed.wait_for(lambda: self.most >= self.wanted, timeout=BOUND_S)
+                self.now -= 1  # before the load returns, so the next cannot start earlier
+            return spark.range(n)
+
+        return CallableParser(load, name=f"source {n}")
+
+
+@pytest.mark.parametrize("parallelism", [1, 2, 4])
+def test_loads_run_concurrently_up_to_the_parallelism(spark, parallelism):
+    meter = _InFlight(parallelism)
+    sources = [meter.source(n) for n in range(1, 5)]
+    started = time.monotonic()
+    loaded = load_sources(sources, spark, deadline_s=60, parallelism=parallelism)
+    assert meter.most == parallelism  # that many at once (never more: see the test below)
+    assert time.monotonic() - started < BOUND_S  # nobody waited for the bound
+    assert all(loaded[s].error is None and loaded[s].frame is not None for s in sources)
+
+
+def test_a_source_starts_only_when_a_slot_frees(spark, release):
+    # Four hung sources, two slots: the third and fourth start when the first two time out.
+    calls: list[str] = []
+    sources = [CallableParser(hanging(release, calls, str(n)), name=f"hung {n}") for n in range(4)]
+    loaded = load_sources(sources, spark, deadline_s=1, parallelism=2)
+    started = sorted(loaded[s].started for s in sources)
+    assert started[2] - started[0] >= 1.0 and started[3] - started[1] >= 1.0
+    assert all(loaded[s].error == f"hung {n} timed out after 1 s" for n, s in enumerate(sources))
+    assert sorted(calls) == ["0", "1", "2", "3"]
+
+
+def test_parallelism_must_be_positive(spark):
+    with pytest.raises(ValueError, match="parallelism"):
+        load_sources([CallableParser(quick)], spark, deadline_s=1, parallelism=0)
+
+
+def test_a_hung_source_does_not_hold_the_process_at_exit():
+    # Pool worker threads are joined at interpreter exit; a load that never returns would keep
+    # the process alive for good. No Spark needed: the hung parser never touches the session.
+    script = textwrap.dedent(
+        """
+        import threading
+        from checkers.parsers import CallableParser
+        from checks.loading import load_sources
+
+        stuck = CallableParser(lambda spark: threading.Event().wait(), name="stuck", deadline_s=0.5)
+        print(load_sources([stuck], None, deadline_s=60)[stuck].error, flush=True)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=BOUND_S * 3
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "stuck timed out after 0.5 s"
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("DQ_SOURCE_DEADLINE_S", "soon"),
+        ("DQ_SOURCE_DEADLINE_S", "inf"),
+        ("DQ_LOAD_PARALLELISM", "0"),
+    ],
+)
+def test_bad_load_settings_name_the_variable(tmp_path, monkeypatch, variable, value):
+    from scheduling.settings import Settings
+
+    monkeypatch.setenv("DQ_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("DQ_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ValueError, match=variable):
+        Settings.from_environment(database_url=f"sqlite:///{tmp_path / 'dq.db'}")
