@@ -70,7 +70,7 @@ class Settings:
     mutes: list[Mute] = field(default_factory=list)
     failing_rows: FailingRowsLog | None = None
 
-    def policy_for(self, check: type) -> EscalationPolicy:
+    def policy_for(self, check: object) -> EscalationPolicy:
         policy = getattr(check, "escalation", None)
         return policy if isinstance(policy, EscalationPolicy) else self.default_policy
 
