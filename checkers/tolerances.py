@@ -39,17 +39,22 @@ class Tolerance(ABC):
         return ()
 
     def __and__(self, other: Tolerance) -> Tolerance:
-        if not isinstance(other, Tolerance):
-            return NotImplemented  # Python then raises TypeError at definition
-        return AllOf((self, other))
+        return AllOf((self, _tolerance(other, "&")))
 
     def __or__(self, other: Tolerance) -> Tolerance:
-        if not isinstance(other, Tolerance):
-            return NotImplemented
-        return AnyOf((self, other))
+        return AnyOf((self, _tolerance(other, "|")))
 
     def __str__(self) -> str:
         return self.describe()
+
+
+def _tolerance(other: object, operator: str) -> Tolerance:
+    if not isinstance(other, Tolerance):
+        raise TypeError(
+            f"tolerances combine with tolerances, got {operator} {other!r}: write e.g. "
+            f"KnownBroken([...]) {operator} LessThan(3)"
+        )
+    return other
 
 
 @dataclass(frozen=True)

@@ -100,6 +100,12 @@ class QualityCheck:
             parser = self.parser
             if callable(parser) and not isinstance(parser, Parser):
                 parser = parser()  # a method: sources that depend on the run time (`self.now`)
+                named = parser.values() if isinstance(parser, Mapping) else [parser]
+                if not named or not all(isinstance(p, Parser) for p in named):
+                    raise TypeError(
+                        f"parser() returned {parser!r:.80}: return a Parser (e.g. "
+                        f"TableParser(f'events_{{self.now:%Y%m%d}}')) or a dict of them"
+                    )
             self.__dict__["_built_parser"] = parser
         return self.__dict__["_built_parser"]  # type: ignore[no-any-return]
 

@@ -92,7 +92,7 @@ def _class_body(exc: BaseException, module: str) -> dict[str, object] | None:
 def for_import_failure(module: str, exc: BaseException) -> DefinitionProblem:
     """The problem of a module that failed to import: named after the check whose class body
     raised when that can be told, else `module:<module>`."""
-    stopped = f"(module {module} stopped importing there: checks defined after it are not loaded)"
+    stopped = "(the module stopped importing there: checks defined after it are not loaded)"
     body = None if isinstance(exc, SyntaxError) else _class_body(exc, module)
     if body is None:
         return DefinitionProblem(
