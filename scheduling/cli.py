@@ -11,6 +11,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from checkers.outcome import CheckOutcome, Status
@@ -158,7 +159,7 @@ def _cmd_history(args: argparse.Namespace) -> int:
 def _cmd_manifest(args: argparse.Namespace) -> int:
     from scheduling.manifest import MANIFEST, write_manifest
 
-    path = write_manifest(_checks().values(), args.out or MANIFEST)
+    path = write_manifest(_checks().values(), Path(args.out) if args.out else MANIFEST)
     print(f"wrote {path}")
     return EXIT_OK
 
