@@ -115,7 +115,7 @@ def _import(name: str) -> object | None:
         _PROBLEMS.pop(name, None)  # it runs again: its problems are found again
     try:
         return importlib.import_module(name)
-    except Exception as exc:  # SyntaxError, ImportError, NameError, a raising constructor...
+    except (Exception, SystemExit) as exc:  # SyntaxError, ImportError, a raising constructor...
         _PROBLEMS[name] = [
             *_PROBLEMS.get(name, []),  # checks refused before the import stopped
             for_import_failure(name, exc),
