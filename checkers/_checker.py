@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from checkers._keys import key_columns, quoted
 from checkers.metrics import Analyzer, CountWhere, Metric, run_analysis
 from checkers.metrics._scan import describe_failure
 from checkers.outcome import SampleRow, json_safe
@@ -97,21 +98,34 @@ def rows_to_dicts(rows: Iterable[object]) -> list[SampleRow]:
     return [json_safe(row.asDict(recursive=True)) for row in rows]  # type: ignore[attr-defined,misc]
 
 
-def excused_condition(excused: Sequence[KnownBroken], default_key: Sequence[str]) -> Column | None:
-    """TRUE where a row's key is listed by one of the KnownBroken tolerances."""
+def excused_condition(
+    excused: Sequence[KnownBroken], default_key: Sequence[str], frame: DataFrame | None = None
+) -> Column | None:
+    """TRUE where a row's key is listed by one of the KnownBroken tolerances. With `frame`, key
+    columns are resolved against its schema (`KeyColumnError` when one is missing)."""
     conditions = []
     for known in excused:
-        columns = known.columns or tuple(default_key)
-        if not columns:
+        names = known.columns or tuple(default_key)
+        if not names:
             raise ValueError(
                 "KnownBroken needs key columns: pass columns= to KnownBroken or key= to the checker"
             )
+        columns = (
+            key_columns(frame, names, role="KnownBroken key column")
+            if frame is not None
+            else [F.col(n) for n in names]
+        )
         if len(columns) == 1:
             values = [k[0] if isinstance(k, tuple) else k for k in known.keys]
-            conditions.append(F.col(columns[0]).isin(values))
+            conditions.append(columns[0].isin(values))
             continue
         for key in known.keys:
-            parts = [F.col(c) == F.lit(v) for c, v in zip(columns, key, strict=True)]  # type: ignore[call-overload]
+            if not isinstance(key, tuple) or len(key) != len(columns):
+                raise ValueError(
+                    f"KnownBroken key {key!r} needs one value per key column {tuple(names)}: "
+                    f"write it as a tuple"
+                )
+            parts = [c == F.lit(v) for c, v in zip(columns, key, strict=True)]  # type: ignore[call-overload]
             match = parts[0]
             for part in parts[1:]:
                 match = match & part
@@ -124,11 +138,24 @@ def excused_condition(excused: Sequence[KnownBroken], default_key: Sequence[str]
     return F.coalesce(combined, F.lit(False))
 
 
+CONFIGURATION_ERROR = "configuration error: "
+
+
 def _plan_or_error(checker: Checker, tolerance: Tolerance | None) -> CheckerPlan | CheckerResult:
+    """The checker's plan, or the result saying why it has none: a mistake in the check's
+    configuration (KnownBroken without key columns, a key column not in the data...) is that
+    check's ERROR, never the run's."""
+    if not isinstance(checker, Checker):
+        return CheckerResult.failed_to_run(
+            f"{CONFIGURATION_ERROR}checker() returned {type(checker).__name__} {checker!r:.80}, "
+            "not a Checker: return one, e.g. PredicateSingleDatasetChecker(data, 'amount >= 0')"
+        )
     try:
         return checker.plan(tolerance.known_broken() if tolerance else ())
-    except ValueError:
-        raise  # configuration errors raise
+    except ValueError as exc:
+        if type(exc).__module__.startswith("pyspark"):
+            return CheckerResult.failed_to_run(describe_failure(exc))
+        return CheckerResult.failed_to_run(f"{CONFIGURATION_ERROR}{exc}")
     except Exception as exc:  # a DataFrame that cannot even be planned on
         return CheckerResult.failed_to_run(describe_failure(exc))
 
@@ -182,7 +209,7 @@ class FullScanChecker(Checker):
         self.source = source
 
     def plan(self, excused: Sequence[KnownBroken] = ()) -> CheckerPlan:
-        columns = [F.col(f"`{c}`") for c in self.frame.columns]
+        columns = [F.col(quoted(c)) for c in self.frame.columns]
         # A condition on a hash of every column: the optimizer cannot drop it, so all are parsed.
         scan = CountWhere(f"full scan of {self.source}", F.xxhash64(*columns) != F.lit(0))
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from checkers._keys import key_columns, quoted
 from checkers.predicates import Predicate, as_condition
 from checkers.row_checkers import RowPredicateChecker
 
@@ -48,8 +49,9 @@ class PredicateDoubleDatasetsChecker(RowPredicateChecker):
 
     def frame(self) -> DataFrame:
         def side(df: DataFrame, name: str) -> DataFrame:
-            row = F.struct(*[F.col(f"`{c}`") for c in df.columns])
-            keys = [F.col(f"`{k}`").alias(f"__{name}_{n}") for n, k in enumerate(self.key)]
+            row = F.struct(*[F.col(quoted(c)) for c in df.columns])
+            found = key_columns(df, self.key, role="join key column", of=name)
+            keys = [c.alias(f"__{name}_{n}") for n, c in enumerate(found)]
             return df.select(*keys, row.alias(name))
 
         left, right = side(self.left, "left"), side(self.right, "right")
@@ -142,7 +144,11 @@ class AggregateComparisonChecker(PredicateDoubleDatasetsChecker):
             (F.expr(agg) if isinstance(agg, str) else agg).cast("double").alias(name)
             for name, agg in aggregates.items()
         ]
-        return df.groupBy(*keys).agg(*columns)
+        groups = [
+            c.alias(k)
+            for c, k in zip(key_columns(df, keys, role="group column"), keys, strict=True)
+        ]
+        return df.groupBy(*groups).agg(*columns)
 
     def _within_tolerance(self) -> Column:
         condition = F.lit(True)

@@ -27,6 +27,14 @@ class AlertLevelPolicy(Protocol):
     def level(self, failing: int, total: int) -> AlertLevel: ...
 
 
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 @dataclass(frozen=True)
 class FailingElementsThresholds:
     """WARNING up to `warning` failing elements, ERROR up to `error`, CRITICAL above.
@@ -39,10 +47,17 @@ class FailingElementsThresholds:
     error: int
 
     def __post_init__(self) -> None:
+        if not all(_whole(v) for v in (self.warning, self.error)):
+            raise TypeError(
+                f"FailingElementsThresholds counts failing elements: warning and error must be "
+                f"whole numbers, e.g. FailingElementsThresholds(warning=10, error=100), got "
+                f"warning={self.warning!r}, error={self.error!r}"
+            )
         if not 0 <= self.warning <= self.error:
             raise ValueError(
                 f"FailingElementsThresholds needs 0 <= warning <= error, got "
                 f"warning={self.warning}, error={self.error}"
+                + ("; swap them" if self.warning > self.error >= 0 else "")
             )
 
     def level(self, failing: int, total: int) -> AlertLevel:
@@ -59,10 +74,17 @@ class FailingShareThresholds:
     error: float
 
     def __post_init__(self) -> None:
+        if not all(_number(v) for v in (self.warning, self.error)):
+            raise TypeError(
+                f"FailingShareThresholds takes shares as numbers from 0 to 1, e.g. "
+                f"FailingShareThresholds(warning=0.01, error=0.05), got "
+                f"warning={self.warning!r}, error={self.error!r}"
+            )
         if not 0.0 <= self.warning <= self.error <= 1.0:
             raise ValueError(
-                f"FailingShareThresholds needs 0 <= warning <= error <= 1, got "
+                f"FailingShareThresholds needs 0 <= warning <= error <= 1 (0.05 is 5%), got "
                 f"warning={self.warning}, error={self.error}"
+                + ("; swap them" if self.warning > self.error >= 0 else "")
             )
 
     def level(self, failing: int, total: int) -> AlertLevel:
@@ -77,6 +99,12 @@ class FixedLevel:
     """Every unaccepted failure has the same level (for checks where any failure is equally bad)."""
 
     value: AlertLevel = AlertLevel.ERROR
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.value, AlertLevel):
+            raise TypeError(
+                f"FixedLevel needs an AlertLevel, e.g. AlertLevel.ERROR, got {self.value!r}"
+            )
 
     def level(self, failing: int, total: int) -> AlertLevel:
         return self.value

@@ -18,6 +18,7 @@ from checkers._checker import (
     first_error,
     rows_to_dicts,
 )
+from checkers._keys import key_columns, quoted
 from checkers.metrics import Analyzer, CountWhere, Metric, Size
 from checkers.outcome import json_safe
 from checkers.predicates import Predicate, as_condition, failing
@@ -48,8 +49,9 @@ class RowPredicateChecker(Checker):
 
     def plan(self, excused: Sequence[KnownBroken] = ()) -> CheckerPlan:
         frame = self.frame()
+        keys = key_columns(frame, self.key) if self.key else []  # a missing key is an ERROR
         fails = failing(self.condition(frame))
-        excuse = excused_condition(excused, self.key)
+        excuse = excused_condition(excused, self.key, frame)
         unexcused = fails if excuse is None else fails & ~excuse
         counted = {"failing": fails, **({"unexcused": unexcused} if excuse is not None else {})}
         counted.update(self.breakdown(frame))
@@ -66,12 +68,13 @@ class RowPredicateChecker(Checker):
             values.setdefault("unexcused", values["failing"])
 
             wanted = unexcused if values["unexcused"] else fails
+            keys_read = [c.alias(f"__key_{n}") for n, c in enumerate(keys)]
 
             def fetch(limit: int) -> list[dict[str, object]]:
                 return rows_to_dicts(frame.filter(wanted).limit(limit).collect())
 
             def fetch_keys(limit: int) -> list[object]:
-                keys = frame.filter(wanted).select(*[F.col(k) for k in self.key]).distinct()
+                keys = frame.filter(wanted).select(*keys_read).distinct()
                 rows = [tuple(json_safe(v) for v in r) for r in keys.limit(limit).collect()]
                 ordered = sorted(rows, key=lambda r: tuple(map(_sort_key, r)))
                 return [r[0] if len(r) == 1 else list(r) for r in ordered]
@@ -163,7 +166,7 @@ class OffsetPredicateSingleDatasetChecker(RowPredicateChecker):
 
     def frame(self) -> DataFrame:
         window = Window.partitionBy(*self.partition_by).orderBy(*self.order_by)
-        row = F.struct(*[F.col(f"`{c}`") for c in self.dataset.columns])
+        row = F.struct(*[F.col(quoted(c)) for c in self.dataset.columns])
         return self.dataset.select(
             "*",
             row.alias("current"),

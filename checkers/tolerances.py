@@ -39,13 +39,22 @@ class Tolerance(ABC):
         return ()
 
     def __and__(self, other: Tolerance) -> Tolerance:
-        return AllOf((self, other))
+        return AllOf((self, _tolerance(other, "&")))
 
     def __or__(self, other: Tolerance) -> Tolerance:
-        return AnyOf((self, other))
+        return AnyOf((self, _tolerance(other, "|")))
 
     def __str__(self) -> str:
         return self.describe()
+
+
+def _tolerance(other: object, operator: str) -> Tolerance:
+    if not isinstance(other, Tolerance):
+        raise TypeError(
+            f"tolerances combine with tolerances, got {operator} {other!r}: write e.g. "
+            f"KnownBroken([...]) {operator} LessThan(3)"
+        )
+    return other
 
 
 @dataclass(frozen=True)
@@ -66,6 +75,11 @@ class LessThan(Tolerance):
     n: int
 
     def __post_init__(self) -> None:
+        if not isinstance(self.n, int) or isinstance(self.n, bool):
+            raise TypeError(
+                f"LessThan counts failing elements: n must be a whole number, e.g. LessThan(10), "
+                f"got {self.n!r} (for a share of the elements use ShareAtMost(0.01))"
+            )
         if self.n < 0:
             raise ValueError(f"LessThan needs n >= 0, got {self.n}")
 
@@ -83,8 +97,14 @@ class ShareAtMost(Tolerance):
     share: float
 
     def __post_init__(self) -> None:
+        if not isinstance(self.share, int | float) or isinstance(self.share, bool):
+            raise TypeError(
+                f"ShareAtMost needs a number from 0 to 1, e.g. 0.01, got {self.share!r}"
+            )
         if not 0.0 <= self.share <= 1.0:
-            raise ValueError(f"ShareAtMost needs 0 <= share <= 1, got {self.share}")
+            raise ValueError(
+                f"ShareAtMost needs 0 <= share <= 1 (a fraction: 0.05 is 5%), got {self.share}"
+            )
 
     def accepts(self, counts: FailureCounts) -> bool:
         return counts.total > 0 and counts.share <= self.share
@@ -110,7 +130,14 @@ class KnownBroken(Tolerance):
     columns: tuple[str, ...] = ()
 
     def __init__(self, keys: Iterable[Key], columns: Iterable[str] = ()) -> None:
+        if isinstance(keys, str | bytes):
+            raise TypeError(
+                f"KnownBroken takes a list of keys, not one string (it would excuse each "
+                f"character): write KnownBroken([{keys!r}])"
+            )
         names = (columns,) if isinstance(columns, str) else tuple(columns)
+        if not all(isinstance(c, str) for c in names):
+            raise TypeError(f"KnownBroken columns must be column names, got {names!r}")
         object.__setattr__(self, "keys", frozenset(keys))
         object.__setattr__(self, "columns", names)
         if any(isinstance(k, tuple) and len(k) != len(names or k) for k in self.keys):

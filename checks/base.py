@@ -16,7 +16,6 @@ says what to check.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, ClassVar
 
@@ -24,14 +23,12 @@ from checkers.levels import AlertLevel, AlertLevelPolicy, FixedLevel
 from checkers.storage import utc_now
 from checkers.tolerances import NoFailures, Tolerance
 from checks import registry
+from checks.definition import validate_definition
+from checks.problems import snake as _snake
 
 if TYPE_CHECKING:
     from checkers._checker import Checker
     from checkers.parsers import Parser
-
-
-def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z][a-z])|(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
 
 
 class QualityCheck:
@@ -70,25 +67,16 @@ class QualityCheck:
             cls.name = _snake(cls.__name__)
         if cls.abstract:
             return
-        cls._validate()
-        if register:
-            registry.register(cls)
+        # Defined directly, a mistake raises here; while discovery collects, it becomes this
+        # check's problem (an ERROR outcome) and the class is not registered.
+        with registry.defining(cls):
+            cls._validate()
+            if register:
+                registry.register(cls)
 
     @classmethod
     def _validate(cls) -> None:
-        where = f"{cls.__module__}.{cls.__qualname__}"
-        if not hasattr(cls, "parser"):
-            raise TypeError(f"{where} needs a `parser` (where its data comes from)")
-        if cls.checker is QualityCheck.checker:
-            raise TypeError(f"{where} needs a `checker(self, data)` method (what to check)")
-        if cls.clock is not None and not callable(getattr(cls.clock, "fires_between", None)):
-            raise TypeError(f"{where}.clock must have fires_between(start, end), e.g. Cron(...)")
-        if not isinstance(cls.tolerance, Tolerance):
-            raise TypeError(f"{where}.tolerance must be a Tolerance, got {cls.tolerance!r}")
-        if not callable(getattr(cls.alert_level, "level", None)):
-            raise TypeError(f"{where}.alert_level must have a level(failing, total) method")
-        if not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", cls.name):
-            raise ValueError(f"{where}.name {cls.name!r}: use lowercase letters, digits, _ . -")
+        validate_definition(cls, base_checker=QualityCheck.checker)
 
     def __init__(self, *, now: dt.datetime | None = None) -> None:
         #: When this run happens (the end of its scheduling window); checks of freshness or of
@@ -112,6 +100,12 @@ class QualityCheck:
             parser = self.parser
             if callable(parser) and not isinstance(parser, Parser):
                 parser = parser()  # a method: sources that depend on the run time (`self.now`)
+                named = parser.values() if isinstance(parser, Mapping) else [parser]
+                if not named or not all(isinstance(p, Parser) for p in named):
+                    raise TypeError(
+                        f"parser() returned {parser!r:.80}: return a Parser (e.g. "
+                        f"TableParser(f'events_{{self.now:%Y%m%d}}')) or a dict of them"
+                    )
             self.__dict__["_built_parser"] = parser
         return self.__dict__["_built_parser"]  # type: ignore[no-any-return]
 

@@ -1,7 +1,8 @@
 """`dq`: list checks, see what is due, run checks, run the local scheduler, read history, write
-the DAG manifest and the HTML report, manage silences. Exit codes: 0 all passed or tolerated,
-1 a check failed, 3 a check could not be evaluated, 2 usage errors, 4 the project database was
-unavailable (outcomes spooled)."""
+the DAG manifest and the HTML report, manage silences, validate check definitions. Exit
+codes: 0 all passed or tolerated, 1 a check failed (`dq validate`: a check definition has a
+problem), 3 a check could not be evaluated (a broken definition included), 2 usage errors,
+4 the project database was unavailable (outcomes spooled)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,17 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from checkers.outcome import CheckOutcome, Status
 
+if TYPE_CHECKING:
+    from checks.registry import Discovery
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 EXIT_INFRA = 4  # the project database was unavailable: outcomes went to stderr and the spool
+EXIT_INVALID = 1  # `dq validate`: a check definition has a problem
 CHECKS_ENV = "DQ_CHECKS"  # comma-separated packages to import checks from (default: checks)
 
 
@@ -28,13 +35,24 @@ def _parse_time(text: str | None) -> dt.datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
 
 
-def _checks() -> dict[str, type]:
-    from checks import discover
+def _discovery(*, quiet: bool = False) -> Discovery:
+    """Checks and definition problems of the DQ_CHECKS packages; problems go to stderr."""
+    from checks.registry import discover_all
+    from checks.validation import problem_lines
 
-    found: dict[str, type] = {}
-    for package in os.environ.get(CHECKS_ENV, "checks").split(","):
-        found.update(discover(package.strip()))
+    found = discover_all(os.environ.get(CHECKS_ENV, "checks").split(","))
+    if found.problems and not quiet:
+        print(
+            f"dq: {len(found.problems)} check(s) could not be defined (`dq validate` lists them):",
+            file=sys.stderr,
+        )
+        for line in problem_lines(found.problems):
+            print(f"  {line}", file=sys.stderr)
     return found
+
+
+def _checks() -> dict[str, type]:
+    return dict(_discovery().checks)
 
 
 def exit_code(outcomes: Sequence[CheckOutcome]) -> int:
@@ -78,7 +96,8 @@ def _cmd_due(args: argparse.Namespace) -> int:
 def _cmd_run(args: argparse.Namespace) -> int:
     from scheduling.runner import run_checks, run_due
 
-    checks = _checks()
+    found = _discovery()
+    checks, problems = found.checks, found.problems
     now = _parse_time(args.at)
     settings = _settings()
     if args.due:
@@ -86,9 +105,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
             print("dq run: give check names or --due, not both", file=sys.stderr)
             return EXIT_USAGE
         print(f"dq: running the checks due at {now.isoformat()} ...", flush=True)
-        report = run_due(now, settings=settings, checks=list(checks.values()))
+        report = run_due(now, settings=settings, checks=list(checks.values()), problems=problems)
     else:
-        unknown = [n for n in args.checks if n not in checks]
+        broken = [p for n in args.checks if n not in checks and (p := found.problem(n))]
+        unknown = [n for n in args.checks if n not in checks and not found.problem(n)]
         if unknown or not args.checks:
             print(
                 f"dq run: unknown checks {unknown}; `dq list` shows them"
@@ -98,7 +118,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
             )
             return EXIT_USAGE
         print(f"dq: running {len(args.checks)} check(s) ...", flush=True)
-        report = run_checks([checks[n] for n in args.checks], now=now, settings=settings)
+        chosen = [checks[n] for n in args.checks if n in checks]
+        report = run_checks(chosen, now=now, settings=settings, problems=broken)
     _print_outcomes(report.outcomes)
     if report.delivery is not None and report.delivery.pending:
         print(f"  {len(report.delivery.pending)} notification(s) pending for the next run")
@@ -130,7 +151,10 @@ def _cmd_scheduler(args: argparse.Namespace) -> int:
     try:
         while True:
             now = utc_now()
-            report = run_due(now, settings=settings, checks=list(_checks().values()))
+            found = _discovery()
+            report = run_due(
+                now, settings=settings, checks=list(found.checks.values()), problems=found.problems
+            )
             print(f"{now.isoformat()}: {len(report.outcomes)} check(s) ran", flush=True)
             _print_outcomes(report.outcomes)
             epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -152,7 +176,7 @@ def _cmd_history(args: argparse.Namespace) -> int:
 def _cmd_manifest(args: argparse.Namespace) -> int:
     from scheduling.manifest import MANIFEST, write_manifest
 
-    path = write_manifest(_checks().values(), args.out or MANIFEST)
+    path = write_manifest(_checks().values(), Path(args.out) if args.out else MANIFEST)
     print(f"wrote {path}")
     return EXIT_OK
 
@@ -218,6 +242,16 @@ def _cmd_silence(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from checks.validation import problem_lines, summary
+
+    found = _discovery(quiet=True)
+    for line in problem_lines(found.problems):
+        print(line)
+    print(summary(found))
+    return EXIT_INVALID if found.problems else EXIT_OK
+
+
 def parser() -> argparse.ArgumentParser:
     main = argparse.ArgumentParser(prog="dq", description=__doc__.splitlines()[0])
     commands = main.add_subparsers(dest="command", required=True)
@@ -265,6 +299,10 @@ def parser() -> argparse.ArgumentParser:
     for sub in (add, listing_silences, expire):
         sub.add_argument("--at", help="ISO time taken as now (default now)")
         sub.set_defaults(func=_cmd_silence)
+    validate = commands.add_parser(
+        "validate", help="import every check module and list definition problems (exit 1 if any)"
+    )
+    validate.set_defaults(func=_cmd_validate)
     return main
 
 

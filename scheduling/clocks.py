@@ -112,12 +112,22 @@ class Cron:
     tz: str = "UTC"
 
     def __post_init__(self) -> None:
+        if not isinstance(self.expression, str) or not isinstance(self.tz, str):
+            raise TypeError(
+                f"Cron takes an expression and a time zone name as text, e.g. "
+                f"Cron('0 6 * * *', tz='Europe/Paris'), got {self.expression!r}, {self.tz!r}"
+            )
         if not croniter.is_valid(self.expression):
-            raise ValueError(f"invalid cron expression {self.expression!r}")
+            raise ValueError(
+                f"invalid cron expression {self.expression!r}: use five fields "
+                f"'minute hour day-of-month month day-of-week', e.g. '0 6 * * 1-5'"
+            )
         try:
             ZoneInfo(self.tz)
         except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValueError(f"unknown time zone {self.tz!r}") from exc
+            raise ValueError(
+                f"unknown time zone {self.tz!r}: use an IANA name such as 'UTC' or 'Europe/Paris'"
+            ) from exc
 
     def next_fire(self, after: dt.datetime) -> dt.datetime:
         """The first fire strictly after `after`. As in cron, a job at fixed hours runs once
@@ -166,9 +176,18 @@ class Every:
     anchor: dt.datetime = _EPOCH
 
     def __post_init__(self) -> None:
+        if not isinstance(self.interval, dt.timedelta):
+            raise TypeError(
+                f"Every needs a datetime.timedelta, e.g. Every(dt.timedelta(hours=1)), "
+                f"got {self.interval!r}"
+            )
         if self.interval <= dt.timedelta(0):
             raise ValueError(f"Every needs a positive interval, got {self.interval}")
-        _aware(self.anchor)
+        if not isinstance(self.anchor, dt.datetime) or self.anchor.tzinfo is None:
+            raise ValueError(
+                f"Every's anchor must be a time-zone aware datetime, e.g. "
+                f"dt.datetime(2026, 1, 1, tzinfo=dt.UTC), got {self.anchor!r}"
+            )
 
     def next_fire(self, after: dt.datetime) -> dt.datetime:
         elapsed = _aware(after) - self.anchor

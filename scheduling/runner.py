@@ -11,6 +11,7 @@ from alerting import DeliveryReport, EscalationPolicy, deliver_pending
 from alerting.reconcile import reconcile_mutes
 from checkers.outcome import CheckOutcome
 from checks import QualityCheck, registered
+from checks.problems import DefinitionProblem, problem_outcome
 from scheduling.outage import record_or_spool, replay_spool, tolerated
 from scheduling.settings import Settings
 from scheduling.windows import Window, due_windows, last_window_ends, remember_window_ends
@@ -40,8 +41,10 @@ def run_checks(
     settings: Settings,
     windows: Sequence[Window] = (),
     spark: object | None = None,
+    problems: Sequence[DefinitionProblem] = (),
 ) -> RunReport:
-    """Evaluate, record and alert. A failing or broken check never stops the others."""
+    """Evaluate, record and alert. A failing or broken check never stops the others; each of
+    `problems` (checks that could not be defined) is recorded and alerted as an ERROR outcome."""
     from checks.evaluation import evaluate_checks  # Spark only when something runs
 
     policy_for = _policies(settings, checks)
@@ -59,7 +62,9 @@ def run_checks(
         else []
     )
     spooled = []
-    for check, outcome in zip(checks, outcomes, strict=True):
+    outcomes = [*outcomes, *(problem_outcome(p, now) for p in problems)]
+    subjects: list[type[QualityCheck] | DefinitionProblem] = [*checks, *problems]
+    for check, outcome in zip(subjects, outcomes, strict=True):
         links = {}
         if settings.failing_rows is not None and outcome.sample:
             link = settings.failing_rows.write(outcome, now)
@@ -102,9 +107,11 @@ def run_due(
     settings: Settings,
     checks: Sequence[type[QualityCheck]] | None = None,
     spark: object | None = None,
+    problems: Sequence[DefinitionProblem] = (),
 ) -> RunReport:
     """One tick of the local scheduler: run what is due since each check's last window, then
-    remember `now` as every considered check's last window end."""
+    remember `now` as every considered check's last window end. `problems` are reported as
+    ERROR outcomes every tick (their open incident absorbs the repeats)."""
     candidates = list(checks) if checks is not None else list(registered().values())
     replay_spool(settings, now, _policies(settings, candidates))  # replayed windows count as run
     windows = due(now, settings=settings, checks=candidates)
@@ -115,6 +122,7 @@ def run_due(
         settings=settings,
         windows=windows,
         spark=spark,
+        problems=problems,
     )
     with tolerated(settings):
         if settings.database_error is None:
@@ -140,20 +148,18 @@ def run_check(
 
 def run_named(names: Sequence[str], *, start: dt.datetime, end: dt.datetime) -> list[CheckOutcome]:
     """Run the named checks for the window (start, end] with settings from the environment (the
-    Airflow task's entry point). Checks come from the packages in DQ_CHECKS (default `checks`)."""
+    Airflow task's entry point). Checks come from the packages in DQ_CHECKS (default `checks`).
+    A name that could not be defined (or was not found) is that check's ERROR outcome."""
     import os
 
-    from checks import discover
-    from scheduling.settings import Settings
+    from checks.registry import discover_all
 
-    found: dict[str, type[QualityCheck]] = {}
-    for package in os.environ.get("DQ_CHECKS", "checks").split(","):
-        found.update(discover(package.strip()))
-    missing = [n for n in names if n not in found]
-    if missing:
-        raise LookupError(f"checks {missing} are not registered; is the manifest stale?")
+    found = discover_all(os.environ.get("DQ_CHECKS", "checks").split(","))
+    good = [found.checks[n] for n in names if n in found.checks]
+    problems = [found.problem(n) or found.missing(n) for n in names if n not in found.checks]
     windows = [Window(n, start, end) for n in names]
     report = run_checks(
-        [found[n] for n in names], now=end, settings=Settings.from_environment(), windows=windows
+        good, now=end, settings=Settings.from_environment(), windows=windows, problems=problems
     )
-    return report.outcomes
+    by_name = {o.check: o for o in report.outcomes}
+    return [by_name[n] for n in names]

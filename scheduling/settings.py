@@ -85,7 +85,7 @@ class Settings:
     #: Why the project database is unavailable in this run (None: usable); scheduling.outage
     database_error: str | None = None
 
-    def policy_for(self, check: type) -> EscalationPolicy:
+    def policy_for(self, check: object) -> EscalationPolicy:
         policy = getattr(check, "escalation", None)
         return policy if isinstance(policy, EscalationPolicy) else self.default_policy
 

@@ -1,0 +1,175 @@
+"""What a check class must look like: each class attribute's type and range, checked when the
+class is defined, with a message that says how to fix it. No Spark, no I/O."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+
+from checkers.levels import AlertLevel
+from checkers.tolerances import Tolerance
+
+
+class CheckDefinitionError(TypeError, ValueError):
+    """A check class that cannot run as written; `problems` lists each mistake."""
+
+    def __init__(self, where: str, problems: list[str]) -> None:
+        super().__init__(f"{where}: " + "; ".join(problems))
+        self.where = where
+        self.problems = problems
+
+
+def _names(value: object, attribute: str, example: str) -> str | None:
+    if isinstance(value, str):
+        return f"{attribute} is one string; give a tuple of them: {attribute} = ({value!r},)"
+    if not isinstance(value, tuple | list | frozenset | set) or not all(
+        isinstance(v, str) for v in value
+    ):
+        return (
+            f"{attribute} must be a tuple of strings, e.g. {attribute} = {example}, got {value!r}"
+        )
+    return None
+
+
+def _parser(value: object) -> str | None:
+    from checkers.parsers import Parser  # the parsers module imports pyspark (no session)
+
+    hint = 'e.g. parser = CsvParser("data/orders.csv", schema="id int, amount double")'
+    if isinstance(value, Parser):
+        return None
+    if isinstance(value, type):
+        return f"parser is the class {value.__name__}; build one: {value.__name__}(...) ({hint})"
+    if isinstance(value, Mapping):
+        wrong = {
+            k: v for k, v in value.items() if not isinstance(k, str) or not isinstance(v, Parser)
+        }
+        if not value or wrong:
+            return (
+                f"parser as a dict maps names to Parsers, e.g. "
+                f"{{'ops': SqlQueryParser(...), 'lake': TableParser(...)}}, got {value!r}"
+            )
+        return None
+    if callable(value):
+        return None  # a method building the parser at run time
+    if isinstance(value, str):
+        return f"parser is a string; wrap it in a Parser, {hint}"
+    return (
+        f"parser must be a Parser, a dict of them or a method returning one ({hint}), got {value!r}"
+    )
+
+
+def _clock(value: object) -> str | None:
+    if value is None or callable(getattr(value, "fires_between", None)):
+        return None
+    if isinstance(value, str):
+        return f"clock is a string; wrap it: clock = Cron({value!r})"
+    return f"clock must have fires_between(start, end), e.g. Cron('0 * * * *'), got {value!r}"
+
+
+def _tolerance(value: object) -> str | None:
+    if isinstance(value, Tolerance):
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        hint = f": for 'fewer than {value} failing' write LessThan({value})"
+    elif isinstance(value, float):
+        hint = f": for 'at most a share of {value}' write ShareAtMost({value})"
+    else:
+        hint = ", e.g. LessThan(10), ShareAtMost(0.01) or KnownBroken([...])"
+    return f"tolerance must be a Tolerance, got {value!r}{hint}"
+
+
+def _alert_level(value: object) -> str | None:
+    if callable(getattr(value, "level", None)):
+        return None
+    if isinstance(value, AlertLevel):
+        return f"alert_level is a level; wrap it: alert_level = FixedLevel(AlertLevel.{value.name})"
+    return (
+        f"alert_level must have a level(failing, total) method, e.g. "
+        f"FailingElementsThresholds(warning=10, error=100), got {value!r}"
+    )
+
+
+def _error_level(value: object) -> str | None:
+    if isinstance(value, AlertLevel):
+        return None
+    hint = f"AlertLevel.{value.upper()}" if isinstance(value, str) else "AlertLevel.ERROR"
+    return f"error_level must be an AlertLevel, e.g. error_level = {hint}, got {value!r}"
+
+
+def _escalation(value: object) -> str | None:
+    from alerting.policy import EscalationPolicy
+
+    if value is None or isinstance(value, EscalationPolicy):
+        return None
+    return (
+        f"escalation must be an EscalationPolicy (or None for the default), e.g. "
+        f"EscalationPolicy(routes={{'slack': AlertLevel.WARNING}}), got {value!r}"
+    )
+
+
+def _sample_size(value: object) -> str | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return None
+    return f"sample_size must be a whole number >= 0 (failing rows kept), e.g. 20, got {value!r}"
+
+
+def _text(attribute: str) -> Callable[[object], str | None]:
+    def rule(value: object) -> str | None:
+        ok = isinstance(value, str)
+        return None if ok else f"{attribute} must be a string, got {value!r}"
+
+    return rule
+
+
+def _flag(value: object) -> str | None:
+    return None if isinstance(value, bool) else f"allow_empty must be True or False, got {value!r}"
+
+
+_RULES: dict[str, Callable[[object], str | None]] = {
+    "parser": _parser,
+    "clock": _clock,
+    "tolerance": _tolerance,
+    "alert_level": _alert_level,
+    "error_level": _error_level,
+    "escalation": _escalation,
+    "owner": _text("owner"),
+    "description": _text("description"),
+    "tags": lambda v: _names(v, "tags", "('payments', 'daily')"),
+    "masked_columns": lambda v: _names(v, "masked_columns", "('email', 'phone')"),
+    "sample_size": _sample_size,
+    "allow_empty": _flag,
+}
+
+
+def definition_problems(check: type, *, base_checker: object) -> list[str]:
+    """Every mistake in `check`'s class attributes (empty when it can run)."""
+    problems = []
+    if not hasattr(check, "parser"):
+        problems.append(
+            "needs a `parser` (where its data comes from), e.g. "
+            'parser = CsvParser("data/orders.csv", schema="id int, amount double")'
+        )
+    if getattr(check, "checker", base_checker) is base_checker:
+        problems.append(
+            "needs a `checker(self, data)` method (what to check), e.g. "
+            "return PredicateSingleDatasetChecker(data, 'amount >= 0')"
+        )
+    elif not callable(check.checker):  # type: ignore[attr-defined]
+        problems.append("checker must be a method: def checker(self, data): return ...")
+    for attribute, rule in _RULES.items():
+        if hasattr(check, attribute) and (problem := rule(getattr(check, attribute))):
+            problems.append(problem)
+    name = getattr(check, "name", None)
+    if not isinstance(name, str) or not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", name):
+        problems.append(
+            f"name {name!r}: use lowercase letters, digits, _ . - (start with a letter or digit), "
+            "e.g. name = 'orders_have_amounts'"
+        )
+    return problems
+
+
+def validate_definition(check: type, *, base_checker: object) -> None:
+    """Raise `CheckDefinitionError` listing every mistake of `check`."""
+    problems = definition_problems(check, base_checker=base_checker)
+    if problems:
+        raise CheckDefinitionError(f"{check.__module__}.{check.__qualname__}", problems)

@@ -1,0 +1,254 @@
+"""A broken check never stops the others: `dq run --due` over tests.checks.broken_checks (good
+checks beside 37 kinds of broken ones and a module with a syntax error) on a real SQLite project
+database; `dq validate` lists every definition problem."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from checkers.outcome import Status
+from checkers.storage import incidents
+from scheduling.cli import EXIT_ERROR, EXIT_INVALID, EXIT_OK, EXIT_USAGE, main
+from scheduling.history import history
+from scheduling.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = "tests.checks.broken_checks"
+
+#: Problems found when the package is imported (no data needed): check name -> reason fragment.
+DEFINITION_PROBLEMS = {
+    "clock_as_string": "clock is a string; wrap it: clock = Cron('0 * * * *')",
+    "missing_parser": "needs a `parser`",
+    "missing_checker": "needs a `checker(self, data)` method",
+    "bad_name": "name 'Orders Check!': use lowercase letters",
+    "tolerance_as_number": "for 'fewer than 3 failing' write LessThan(3)",
+    "alert_level_as_level": "alert_level = FixedLevel(AlertLevel.WARNING)",
+    "error_level_as_text": "error_level = AlertLevel.CRITICAL",
+    "escalation_as_dict": "escalation must be an EscalationPolicy",
+    "tags_as_string": "tags = ('payments',)",
+    "masked_columns_as_string": "masked_columns = ('email',)",
+    "negative_sample_size": "sample_size must be a whole number >= 0",
+    "parser_as_string": "parser is a string; wrap it in a Parser",
+    "parser_dict_of_strings": "parser as a dict maps names to Parsers",
+    "owner_as_list": "owner must be a string",
+    "bad_cron": "invalid cron expression 'every hour': use five fields",
+    "unknown_time_zone": "unknown time zone 'Mars/Olympus'",
+    "misordered_thresholds": "warning=100, error=10; swap them",
+    "share_as_percent": "ShareAtMost needs 0 <= share <= 1 (a fraction: 0.05 is 5%)",
+    "less_than_text": "LessThan counts failing elements: n must be a whole number",
+    "known_broken_string": "write KnownBroken(['N123'])",
+    "every_seconds": "Every needs a datetime.timedelta",
+    "tolerance_and_number": "tolerances combine with tolerances",
+    f"{PACKAGE}.team_copy.CopiedAmounts": (
+        f"two checks are named 'good_amounts': {PACKAGE}.healthy.GoodAmounts and "
+        f"{PACKAGE}.team_copy.CopiedAmounts"
+    ),
+    f"module:{PACKAGE}.missing_dependency": "No module named 'dq_not_installed_anywhere'",
+    f"module:{PACKAGE}.module_name_error": "NameError: name 'ORDRES' is not defined",
+    f"module:{PACKAGE}.syntax_error": "SyntaxError: ",
+}
+#: Problems found when the checks run: check name -> reason fragment.
+RUN_PROBLEMS = {
+    "checker_raises": "building the checker failed: AttributeError",
+    "checker_returns_text": "checker() returned str 'amount >= 0', not a Checker",
+    "parser_method_raises": "building the sources failed: KeyError: 'order'",
+    "parser_method_returns_path": "parser() returned 'lake/orders/20261122'",
+    "known_broken_without_key": "configuration error: KnownBroken needs key columns",
+    "known_broken_on_metrics": "configuration error: KnownBroken keys do not apply to metric",
+    "known_broken_missing_column": (
+        "configuration error: KnownBroken key column 'order_key' is not a column of the data "
+        "(columns: id, amount, a.b)"
+    ),
+    "key_missing_column": (
+        "configuration error: key column 'order_id' is not a column of the data "
+        "(columns: id, amount, a.b)"
+    ),
+    "dotted_key_missing": "key column 'a.c' is not a column of the data",
+    "join_key_missing": "join key column 'order_id' is not a column of left",
+    "predicate_on_missing_column": "price",
+}
+GOOD = {
+    "good_amounts": Status.PASSED,
+    "good_dotted_key": Status.FAILED,
+    "good_known_broken_dotted_key": Status.TOLERATED,
+    "definitions_neighbour": Status.PASSED,
+    "before_bad_cron": Status.PASSED,
+}
+
+
+def test_the_package_holds_at_least_20_kinds_of_broken_checks():
+    assert len(DEFINITION_PROBLEMS) + len(RUN_PROBLEMS) >= 20
+    assert any(name.endswith(".syntax_error") for name in DEFINITION_PROBLEMS)
+
+
+@pytest.fixture
+def broken_env(tmp_path, monkeypatch):
+    env = {
+        "DQ_CHECKS": PACKAGE,
+        "DQ_DATABASE_URL": f"sqlite:///{tmp_path / 'dq.db'}",
+        "DQ_STATE_DIR": str(tmp_path / "state"),
+        "DQ_CONFIG": str(tmp_path / "none.toml"),
+    }
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return tmp_path
+
+
+def _dq(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "scheduling.cli", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def _latest() -> dict[str, object]:
+    records = history(Settings.from_environment().engine, limit=10_000)
+    latest = {}
+    for record in reversed(records):  # oldest first: the newest wins
+        latest[record.outcome.check] = record.outcome
+    return latest
+
+
+def _alerts(state: Path) -> dict[str, list[dict[str, object]]]:
+    by_check: dict[str, list[dict[str, object]]] = {}
+    for line in (state / "alerts.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        by_check.setdefault(record["outcome"]["check"], []).append(record)
+    return by_check
+
+
+def test_run_due_records_every_good_check_and_an_error_for_each_broken_one(
+    broken_env, spark, capsys
+):
+    tick = _dq("run", "--due", "--at", "2026-11-22T07:00:00")
+    assert tick.returncode == EXIT_ERROR, tick.stderr[-3000:]
+    assert f"module:{PACKAGE}.syntax_error" in tick.stderr  # problems also go to stderr
+
+    outcomes = _latest()
+    for name, status in GOOD.items():
+        assert outcomes[name].status is status, (name, outcomes[name].error)
+    assert outcomes["good_dotted_key"].failing_keys == ("k3",)  # read from the column `a.b`
+    assert "after_bad_cron" not in outcomes  # never defined: the module stopped before it
+    broken = {**DEFINITION_PROBLEMS, **RUN_PROBLEMS}
+    for name, reason in broken.items():
+        outcome = outcomes[name]
+        assert outcome.status is Status.ERROR and reason in (outcome.error or ""), (name, outcome)
+    assert set(outcomes) == set(GOOD) | set(broken)
+    defined = outcomes["clock_as_string"]
+    assert defined.error.startswith(  # type: ignore[union-attr]
+        f"definition error in {PACKAGE}.definitions.ClockAsString: "
+    )
+
+    # Alerted like any ERROR, to the check's owner.
+    alerts = _alerts(broken_env / "state")
+    assert all(len(alerts[name]) == 1 for name in broken)
+    assert alerts["clock_as_string"][0]["outcome"]["owner"] == "team-clock"
+    assert alerts["bad_cron"][0]["outcome"]["owner"] == "team-cron"
+
+    # The next ticks (in this process: the package's modules are now cached) report the broken
+    # checks again; their open incident absorbs the repeats.
+    for at in ("2026-11-22T08:00:00", "2026-11-22T09:00:00"):
+        assert main(["run", "--due", "--at", at]) == EXIT_ERROR
+    assert "syntax_error" in capsys.readouterr().err
+    engine = Settings.from_environment().engine
+    runs = history(engine, "clock_as_string")
+    assert [r.outcome.status for r in runs] == [Status.ERROR] * 3
+    assert [r.outcome.status for r in history(engine, "good_amounts")] == [Status.PASSED] * 3
+    with engine.connect() as connection:
+        open_incidents = connection.execute(
+            sa.select(incidents.c.check_name, incidents.c.failing_runs).where(
+                incidents.c.status == "open"
+            )
+        ).all()
+    counts = {name: runs for name, runs in open_incidents}
+    assert len(open_incidents) == len(counts)  # one incident per check
+    assert all(counts[name] == 3 for name in broken)
+    assert all(len(v) == 1 for k, v in _alerts(broken_env / "state").items() if k in broken)
+
+
+def test_validate_lists_every_definition_problem_without_spark():
+    probe = (
+        "import sys; from scheduling.cli import main; code = main(['validate']); "
+        "from pyspark import SparkContext; assert SparkContext._active_spark_context is None; "
+        "sys.exit(code)"
+    )
+    env = {
+        **os.environ,
+        "DQ_CHECKS": PACKAGE,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == EXIT_INVALID == 1, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    for name, reason in DEFINITION_PROBLEMS.items():
+        module = name.removeprefix("module:") if name.startswith("module:") else None
+        matching = [line for line in lines if f": {name}: " in line and reason in line]
+        assert len(matching) == 1, (name, done.stdout)
+        assert matching[0].startswith(f"{module or PACKAGE}")
+    assert len(lines) == len(DEFINITION_PROBLEMS) + 1
+    assert lines[-1] == f"16 check(s) fine; {len(DEFINITION_PROBLEMS)} problem(s) in 13 module(s)"
+
+
+def test_validate_passes_a_clean_package(monkeypatch, capsys):
+    monkeypatch.setenv("DQ_CHECKS", "tests.scheduling.cli_fixture_checks")
+    assert main(["validate"]) == EXIT_OK
+    assert capsys.readouterr().out == "3 check(s), no problems\n"
+
+
+def test_commands_keep_working_for_the_good_checks(broken_env, spark, capsys):
+    manifest = broken_env / "manifest.json"
+    assert main(["list", "--at", "2026-11-22T06:30:00"]) == EXIT_OK
+    assert main(["manifest", "--out", str(manifest)]) == EXIT_OK
+    out, err = capsys.readouterr()
+    assert "good_amounts" in out and "clock_as_string" not in out
+    assert "26 check(s) could not be defined" in err and f"{PACKAGE}.bad_cron: bad_cron:" in err
+    names = {c["name"] for c in json.loads(manifest.read_text())["checks"]}
+    assert "good_amounts" in names and not names & set(DEFINITION_PROBLEMS)
+
+    # A broken check asked for by name is its ERROR outcome, not a usage error.
+    assert main(["run", "bad_cron", "good_amounts", "--at", "2026-11-22T06:00:00"]) == EXIT_ERROR
+    out = capsys.readouterr().out
+    assert "bad_cron: ERROR" in out and "good_amounts: passed" in out
+    assert main(["run", "no_such_check"]) == EXIT_USAGE
+
+
+def test_run_named_gives_broken_and_unknown_checks_their_error_outcome(broken_env, spark):
+    from scheduling.runner import run_named
+
+    end = dt.datetime(2026, 11, 22, 7, 0, tzinfo=dt.UTC)
+    names = ["tolerance_as_number", "good_amounts", "renamed_long_ago", "key_missing_column"]
+    outcomes = run_named(names, start=end - dt.timedelta(minutes=15), end=end)
+    assert [o.check for o in outcomes] == names
+    assert [o.status for o in outcomes] == [
+        Status.ERROR,
+        Status.PASSED,
+        Status.ERROR,
+        Status.ERROR,
+    ]
+    assert "write LessThan(3)" in outcomes[0].error  # type: ignore[operator]
+    assert outcomes[2].error.startswith(  # type: ignore[union-attr]
+        "no check named 'renamed_long_ago' was loaded; modules that failed to import: "
+    )
+    assert f"{PACKAGE}.syntax_error" in outcomes[2].error  # type: ignore[operator]
+    recorded = _latest()
+    assert {n: recorded[n].status for n in names} == {
+        n: o.status for n, o in zip(names, outcomes, strict=True)
+    }
