@@ -11,6 +11,7 @@ import urllib.request
 from alerting.model import Notification
 from alerting.receivers.base import Delivery, Thread
 from alerting.render import headline, title
+from checkers.env_secrets import env_name
 from checkers.levels import AlertLevel
 
 EVENTS_URL = "https://events.pagerduty.com/v2/enqueue"
@@ -72,7 +73,9 @@ class PagerDutyReceiver:
         timeout_s: float = 30.0,
     ) -> None:
         self.name = name
-        self.routing_key_env = routing_key_env
+        self.routing_key_env = env_name(
+            "routing_key_env", routing_key_env, owner=f"PagerDuty receiver {name!r}"
+        )
         self.url = url
         self.timeout_s = timeout_s
 
