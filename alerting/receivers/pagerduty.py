@@ -10,7 +10,7 @@ import urllib.request
 
 from alerting.model import Notification
 from alerting.receivers.base import Delivery, Thread
-from alerting.render import headline, title
+from alerting.render import headline, linkable, title
 from checkers.env_secrets import env_name
 from checkers.levels import AlertLevel
 
@@ -56,7 +56,11 @@ def pagerduty_event(n: Notification, routing_key: str) -> dict[str, object]:
                 "failing_runs": n.failing_runs,
             },
         },
-        "links": [{"href": url, "text": label} for label, url in sorted(n.links.items())],
+        "links": [
+            {"href": url, "text": label}
+            for label, url in sorted(n.links.items())
+            if linkable(url)  # no javascript: or data: link in the incident
+        ],
         "client": "dq-checkers",
     }
 

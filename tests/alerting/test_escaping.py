@@ -8,7 +8,7 @@ import dataclasses
 import json
 
 from alerting import NotifyReason
-from alerting.receivers import slack_calls
+from alerting.receivers import pagerduty_event, slack_calls
 from checkers import Status
 from tests.alerting.test_payloads import email_parts, matches_snapshot, notification
 
@@ -73,6 +73,10 @@ def test_link_urls_cannot_break_out_of_the_link():
     html_body = email_parts(n)["bodies"]["text/html"]  # type: ignore[index]
     assert "href='javascript:" not in html_body and "trap: javascript:alert(1)" in html_body
     assert "&lt;!channel&gt;" in html_body
+    assert [link["text"] for link in pagerduty_event(n, "KEY")["links"]] == [  # type: ignore[union-attr]
+        "label <!here>",
+        "rows",
+    ]
 
 
 def test_email_subject_is_one_line_even_for_a_multi_line_error():
