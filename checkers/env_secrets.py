@@ -21,8 +21,8 @@ def is_env_name(value: object) -> bool:
 def env_name(option: str, value: object, *, owner: str = "") -> str:
     """`value` if it names an environment variable; otherwise ValueError naming `option` (and
     `owner`, e.g. "receiver 'slack-dq'") but never quoting `value`."""
-    if is_env_name(value):
-        return value  # type: ignore[return-value]
+    if isinstance(value, str) and is_env_name(value):
+        return value
     where = f"{owner}: " if owner else ""
     raise ValueError(
         f"{where}{option} must name an environment variable (letters, digits and _, not "
