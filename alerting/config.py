@@ -21,6 +21,7 @@ from alerting.receivers import (
     Receiver,
     SlackReceiver,
 )
+from checkers.env_secrets import env_name
 from checkers.levels import AlertLevel
 
 SECRET_KEYS = {"token", "password", "routing_key", "api_key", "secret"}
@@ -59,6 +60,9 @@ def _receiver(name: str, options: Mapping[str, Any]) -> Receiver:
             f"receiver {name!r} has {sorted(secrets)} in the file: secrets come from the "
             f"environment, use {sorted(s + '_env' for s in secrets)}"
         )
+    for key, value in options.items():
+        if key.endswith("_env"):  # checked before any receiver sees it: refused, never echoed
+            env_name(key, value, owner=f"receiver {name!r} in dq.toml")
     values = dict(options)
     kind = values.pop("type", None)
     if kind is None:

@@ -3,6 +3,7 @@ table. Receivers escape and lay it out for their medium."""
 
 from __future__ import annotations
 
+import urllib.parse
 from dataclasses import dataclass
 
 from alerting.model import Notification, NotifyReason
@@ -59,6 +60,12 @@ def facts(n: Notification) -> list[Fact]:
         more = f" and {len(o.failing_keys) - 10} more" if len(o.failing_keys) > 10 else ""
         rows.append(Fact("Failing keys", shown + more))
     return rows
+
+
+def linkable(url: str) -> bool:
+    """Whether `url` may be rendered as a link (http, https, file or mailto): a `javascript:`
+    or `data:` URL in a notification is shown as text."""
+    return urllib.parse.urlsplit(url.strip()).scheme.lower() in {"http", "https", "file", "mailto"}
 
 
 def _cell(value: object) -> str:

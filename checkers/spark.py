@@ -4,9 +4,11 @@ DataFrame."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
@@ -16,7 +18,14 @@ DEFAULT_CONFIG = {
     "spark.ui.enabled": "false",
     "spark.sql.shuffle.partitions": "8",
     "spark.sql.session.timeZone": "UTC",
+    "spark.ui.showConsoleProgress": "false",  # progress bars are noise in a task log
 }
+#: The driver's log4j2 configuration: Spark's defaults without the task-failure logs that quote
+#: malformed records and failed cast values (PII) into the task log.
+LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
+#: PySpark's Python loggers that print a failed query's full message (the quoted values) on
+#: stderr; the message reaches dq-checkers as an exception anyway.
+QUERY_CONTEXT_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
 
 
 def spark_target(
@@ -62,6 +71,25 @@ def spark_session(
         if url.startswith("local"):
             # Python predicates run in worker processes: give them this interpreter (its packages).
             settings.setdefault("spark.pyspark.python", sys.executable)
+        settings["spark.driver.extraJavaOptions"] = driver_java_options(
+            settings.get("spark.driver.extraJavaOptions", "")
+        )
     for key, value in settings.items():
         builder = builder.config(key, value)
+    quiet_query_context_loggers()
     return builder.getOrCreate()
+
+
+def driver_java_options(options: str) -> str:
+    """`options` plus our log4j2 configuration, unless they name a configuration of their own."""
+    if "log4j2.configurationFile" in options or "log4j.configuration" in options:
+        return options
+    return f"{options} -Dlog4j2.configurationFile={LOG4J_CONFIG.as_uri()}".strip()
+
+
+def quiet_query_context_loggers() -> None:
+    """Silence PySpark's loggers that print a failed query's message with the data it quotes."""
+    from pyspark.logger import PySparkLogger
+
+    for name in QUERY_CONTEXT_LOGGERS:
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)

@@ -16,6 +16,7 @@ from checkers.deadlines import DEFAULT_DEADLINE_S
 from checkers.levels import AlertLevel
 from checkers.outcome import CheckOutcome, Status
 from checkers.parsers import Parser
+from checkers.redaction import redact_values
 from checkers.spark import spark_session
 from checkers.storage import utc_now
 from checkers.tolerances import FailureCounts
@@ -167,14 +168,29 @@ def mask(row: Mapping[str, object], columns: Sequence[str]) -> dict[str, object]
     }
 
 
+def _mask_sample_row(row: Mapping[str, object], columns: Sequence[str]) -> dict[str, object]:
+    masked = mask(row, columns)
+    for key in ("sample_error", "reason"):  # error text: why the sample or a metric is missing
+        text = masked.get(key)
+        if columns and isinstance(text, str):
+            masked[key] = redact_values(text)
+    return masked
+
+
 def _outcome(item: _Pending, result: CheckerResult, started_at: dt.datetime) -> CheckOutcome:
     check = item.check
     status, level, error = decide(check, result)
+    if error is not None and check.masked_columns:
+        # A cast or parse error quotes the value it choked on, from whichever column: with
+        # masked columns, every value in the message is withheld (see redact_values).
+        error = redact_values(error)
     sample: list[dict[str, object]] = []
     keys: list[object] = []
     if status is Status.FAILED:
         began = time.perf_counter()
-        sample = [mask(row, check.masked_columns) for row in result.sample(check.sample_size)]
+        sample = [
+            _mask_sample_row(row, check.masked_columns) for row in result.sample(check.sample_size)
+        ]
         key_columns = {k.lower() for k in getattr(item.checker, "key", ())}
         if not key_columns & {c.lower() for c in check.masked_columns}:
             keys = result.failing_keys()

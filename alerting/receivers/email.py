@@ -14,7 +14,8 @@ from email.utils import format_datetime
 
 from alerting.model import Notification
 from alerting.receivers.base import Delivery, Thread
-from alerting.render import facts, headline, sample_table, sample_text, title
+from alerting.render import facts, headline, linkable, sample_table, sample_text, title
+from checkers.env_secrets import env_name
 
 
 def message_id(n: Notification, sequence: int, domain: str) -> str:
@@ -26,7 +27,8 @@ def build_email(
 ) -> EmailMessage:
     """The mail for `n` (pure): subject, threading headers, text and HTML bodies."""
     msg = EmailMessage()
-    msg["Subject"] = f"{title(n)} - {headline(n)}"[:250]
+    # one line: a line break in user text (an error message) must not make the header invalid
+    msg["Subject"] = " ".join(f"{title(n)} - {headline(n)}".split())[:250]
     msg["From"] = sender
     msg["To"] = ", ".join(recipients)
     msg["Date"] = format_datetime(n.created_at)
@@ -63,7 +65,12 @@ def _html(n: Notification) -> str:
         head = "".join(f"<th>{e(c)}</th>" for c in columns)
         body = "".join("<tr>" + "".join(f"<td>{e(v)}</td>" for v in r) + "</tr>" for r in sample)
         parts.append(f"<h3>Sample of failing elements</h3><table><tr>{head}</tr>{body}</table>")
-    parts += [f"<p><a href='{e(url)}'>{e(label)}</a></p>" for label, url in sorted(n.links.items())]
+    parts += [
+        f"<p><a href='{e(url)}'>{e(label)}</a></p>"
+        if linkable(url)
+        else f"<p>{e(label)}: {e(url)}</p>"
+        for label, url in sorted(n.links.items())
+    ]
     return "<html><body>" + "".join(parts) + "</body></html>"
 
 
@@ -87,6 +94,11 @@ class EmailReceiver:
     ) -> None:
         if not recipients:
             raise ValueError(f"email receiver {name!r} needs recipients")
+        owner = f"email receiver {name!r}"
+        if username_env is not None:
+            username_env = env_name("username_env", username_env, owner=owner)
+        if password_env is not None:
+            password_env = env_name("password_env", password_env, owner=owner)
         self.name = name
         self.host, self.port = host, port
         self.sender, self.recipients = sender, list(recipients)

@@ -10,7 +10,8 @@ import urllib.request
 
 from alerting.model import Notification
 from alerting.receivers.base import Delivery, Thread
-from alerting.render import headline, title
+from alerting.render import headline, linkable, title
+from checkers.env_secrets import env_name
 from checkers.levels import AlertLevel
 
 EVENTS_URL = "https://events.pagerduty.com/v2/enqueue"
@@ -55,7 +56,11 @@ def pagerduty_event(n: Notification, routing_key: str) -> dict[str, object]:
                 "failing_runs": n.failing_runs,
             },
         },
-        "links": [{"href": url, "text": label} for label, url in sorted(n.links.items())],
+        "links": [
+            {"href": url, "text": label}
+            for label, url in sorted(n.links.items())
+            if linkable(url)  # no javascript: or data: link in the incident
+        ],
         "client": "dq-checkers",
     }
 
@@ -72,7 +77,9 @@ class PagerDutyReceiver:
         timeout_s: float = 30.0,
     ) -> None:
         self.name = name
-        self.routing_key_env = routing_key_env
+        self.routing_key_env = env_name(
+            "routing_key_env", routing_key_env, owner=f"PagerDuty receiver {name!r}"
+        )
         self.url = url
         self.timeout_s = timeout_s
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import logging
 import math
-import os
+import re
+import urllib.parse
 from dataclasses import dataclass
 
 from alerting.model import Notification, NotifyReason
 from alerting.receivers.base import Delivery, Thread
-from alerting.render import facts, headline, sample_text, title
+from alerting.render import facts, headline, linkable, sample_text, title
+from checkers.env_secrets import env_name, secret_from_env
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +35,16 @@ LEVEL_EMOJI = {
 def escape(text: str) -> str:
     """Slack mrkdwn control characters (&, <, >) as entities."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def link(url: str, label: str) -> str:
+    """`<url|label>` that neither part can break out of: `|`, `<`, `>` and blanks in the URL
+    percent-encoded (the URL still works), `&` as an entity, the label escaped. A URL of another
+    scheme than http(s), file or mailto is shown as text, not linked."""
+    if not linkable(url):
+        return escape(f"{label}: {url}")
+    safe = re.sub(r"[|<>\s]", lambda m: urllib.parse.quote(m.group()), url)
+    return f"<{escape(safe)}|{escape(label)}>"
 
 
 def _limit(text: str, size: int) -> str:
@@ -73,7 +85,7 @@ def root_blocks(n: Notification) -> list[dict[str, object]]:
                 },
             }
         )
-    links = [f"<{url}|{escape(label)}>" for label, url in sorted(n.links.items())]
+    links = [link(url, label) for label, url in sorted(n.links.items())]
     context = [f"check `{escape(o.check)}`", f"incident {n.fingerprint[:12]}", *links]
     blocks.append(
         {
@@ -112,7 +124,7 @@ class SlackCall:
 def slack_calls(n: Notification, thread: Thread, channel: str) -> list[SlackCall]:
     """The Web API calls for `n` given what the thread already holds (pure)."""
     root = {
-        "text": f"{title(n)}: {headline(n)}",
+        "text": escape(f"{title(n)}: {headline(n)}"),  # the notification text: mrkdwn too
         "blocks": root_blocks(n),
         "unfurl_links": False,
         "unfurl_media": False,
@@ -144,7 +156,7 @@ class SlackReceiver:
     ) -> None:
         self.name = name
         self.channel = channel
-        self.token_env = token_env
+        self.token_env = env_name("token_env", token_env, owner=f"Slack receiver {name!r}")
         self.base_url = base_url
         self.timeout_s = timeout_s
         self._client: object | None = None
@@ -153,9 +165,7 @@ class SlackReceiver:
         from slack_sdk import WebClient
 
         if self._client is None:
-            token = os.environ.get(self.token_env)
-            if not token:
-                raise LookupError(f"environment variable {self.token_env} (Slack token) is not set")
+            token = secret_from_env(self.token_env, what="Slack token")
             # Retries are the delivery stage's: no hidden sleeps in the client.
             self._client = WebClient(
                 token=token,

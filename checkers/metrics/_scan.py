@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import Column, DataFrame
 
 from checkers.metrics._analyzer import ScanShareableAnalyzer, State
+from checkers.redaction import redact_records
 
 
 @dataclass
@@ -42,7 +43,7 @@ def describe_failure(exc: Exception) -> str:
     """What went wrong, without the JVM stack trace: Spark's message; for a failed job, the Spark
     cause and the root cause (a malformed record, a bad cast); for an error in a Python worker,
     the Python exception line. Works on classic Spark and Spark Connect messages alike."""
-    text = str(exc).strip().splitlines()
+    text = redact_records(str(exc)).strip().splitlines()  # never a row of data in a message
     if not text:
         return type(exc).__name__
     if "Python worker" in text[0] and (python := _python_worker_error(text)):

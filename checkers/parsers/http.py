@@ -6,7 +6,6 @@ import contextlib
 import functools
 import http.client
 import json
-import os
 import socket
 import threading
 import urllib.error
@@ -21,6 +20,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from checkers.deadlines import Deadline, current, timed_out
+from checkers.env_secrets import env_name, secret_from_env
 from checkers.parsers._base import Lazy, Parser, SourceError, resolve
 from checkers.parsers._records import records_frame
 
@@ -132,15 +132,24 @@ class HttpJsonParser(Parser):
     timeout_s: float = 30.0
     deadline_s: float | None = field(default=None, kw_only=True)
 
+    def __post_init__(self) -> None:
+        # A token pasted where its variable's name belongs is refused here, never echoed later.
+        for n, pair in enumerate(self.headers_from_env):
+            option = f"headers_from_env[{n}]"
+            if not (isinstance(pair, tuple | list) and len(pair) == 2):
+                raise ValueError(f"HttpJsonParser: {option} must be a (header, variable) pair")
+            env_name(option, pair[1], owner="HttpJsonParser")
+
     def _fetch(self) -> object:
         url = resolve(self.url)
         if self.query:
             url = f"{url}{'&' if '?' in url else '?'}{urllib.parse.urlencode(self.query)}"
         headers = {"Accept": "application/json"}
         for header, variable in self.headers_from_env:
-            if variable not in os.environ:
-                raise SourceError(f"{self.describe()}: environment variable {variable} is not set")
-            headers[header] = os.environ[variable]
+            try:
+                headers[header] = secret_from_env(variable)
+            except LookupError as exc:
+                raise SourceError(f"{self.describe()}: {exc}") from None
         request = urllib.request.Request(url, headers=headers)
         deadline = current(self.deadline_s)
         with _Cutter(deadline) as cutter:
