@@ -10,8 +10,12 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from checkers.outcome import CheckOutcome, Status
+
+if TYPE_CHECKING:
+    from scheduling.claims import Claim
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 CHECKS_ENV = "DQ_CHECKS"  # comma-separated packages to import checks from (default: checks)
@@ -45,6 +49,12 @@ def exit_code(outcomes: Sequence[CheckOutcome]) -> int:
 def _print_outcomes(outcomes: Sequence[CheckOutcome]) -> None:
     for outcome in outcomes:
         print(f"  {outcome.summary()}")
+
+
+def _print_skipped(skipped: Sequence[Claim]) -> None:
+    """Windows another run claimed: not outcomes, so they leave the exit code alone."""
+    for claim in skipped:
+        print(f"  {claim.describe()}")
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -98,6 +108,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"dq: running {len(args.checks)} check(s) ...", flush=True)
         report = run_checks([checks[n] for n in args.checks], now=now, settings=settings)
     _print_outcomes(report.outcomes)
+    _print_skipped(report.skipped)
     if report.delivery is not None and report.delivery.pending:
         print(f"  {len(report.delivery.pending)} notification(s) pending for the next run")
     return exit_code(report.outcomes)
@@ -116,6 +127,7 @@ def _cmd_scheduler(args: argparse.Namespace) -> int:
             report = run_due(now, settings=settings, checks=list(_checks().values()))
             print(f"{now.isoformat()}: {len(report.outcomes)} check(s) ran", flush=True)
             _print_outcomes(report.outcomes)
+            _print_skipped(report.skipped)
             epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
             following = epoch + ((utc_now() - epoch) // interval + 1) * interval
             time.sleep(max(0.0, (following - utc_now()).total_seconds()))

@@ -1,15 +1,27 @@
-"""Running checks end to end: evaluate (checks on one source share its read and engine pass),
-record each outcome with its incident and notifications in one transaction, deliver."""
+"""Running checks end to end: claim the windows, evaluate (checks on one source share its read
+and engine pass), record each outcome with its incident, notifications and done claim in one
+transaction, deliver. Checks run without a window (`dq run NAME`) are not claimed."""
 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from alerting import DeliveryReport, deliver_pending, record_outcome
+from alerting.recording import record_in_transaction
 from checkers.outcome import CheckOutcome
 from checks import QualityCheck, registered
+from scheduling.claims import (
+    Claim,
+    ClaimLost,
+    ClaimState,
+    WindowHeld,
+    current_claim,
+    hold_windows,
+    recorded_outcome,
+)
 from scheduling.settings import Settings
 from scheduling.windows import Window, due_windows, last_window_ends, remember_window_ends
 
@@ -19,6 +31,10 @@ class RunReport:
     outcomes: list[CheckOutcome] = field(default_factory=list)
     windows: list[Window] = field(default_factory=list)
     delivery: DeliveryReport | None = None
+    skipped: list[Claim] = field(default_factory=list)  # windows another run holds or did
+
+
+log = logging.getLogger(__name__)
 
 
 def run_checks(
@@ -33,25 +49,45 @@ def run_checks(
     from checks.evaluation import evaluate_checks  # Spark only when something runs
 
     by_name = {w.check: (w.start, w.end) for w in windows}
-    outcomes = evaluate_checks(list(checks), spark=spark, now=now) if checks else []  # type: ignore[arg-type]
-    for check, outcome in zip(checks, outcomes, strict=True):
-        links = {}
-        if settings.failing_rows is not None and outcome.sample:
-            link = settings.failing_rows.write(outcome, now)
-            if link:
-                links["failing rows"] = link
-        with settings.engine.begin() as connection:
-            record_outcome(
-                connection,
-                outcome,
-                settings.policy_for(check),
-                now,
-                window=by_name.get(check.name),
-                mutes=settings.mutes,
-                links=links,
-            )
+    names = {c.name for c in checks}
+    claimed = hold_windows(
+        settings.engine, [(w.check, w.start, w.end) for w in windows if w.check in names]
+    )
+    checks = [c for c in checks if c.name not in claimed.skipped]
+    skipped = list(claimed.skipped.values())
+    recorded: list[CheckOutcome] = []
+    with claimed:  # leases renewed while the checks evaluate
+        outcomes = evaluate_checks(list(checks), spark=spark, now=now) if checks else []  # type: ignore[arg-type]
+        for check, outcome in zip(checks, outcomes, strict=True):
+            links = {}
+            if settings.failing_rows is not None and outcome.sample:
+                link = settings.failing_rows.write(outcome, now)
+                if link:
+                    links["failing rows"] = link
+
+            def record(connection, check=check, outcome=outcome, links=links):  # type: ignore[no-untyped-def]
+                run = record_outcome(
+                    connection,
+                    outcome,
+                    settings.policy_for(check),
+                    now,
+                    window=by_name.get(check.name),
+                    mutes=settings.mutes,
+                    links=links,
+                )
+                claimed.done(connection, check.name, run.run_id, outcome.status.value)
+
+            try:
+                record_in_transaction(settings.engine, record)
+            except ClaimLost as lost:  # our lease ran out and another run took the window
+                log.warning("%s; its outcome is not recorded by this run", lost)
+                skipped.append(current_claim(settings.engine, check.name, by_name[check.name][0]))
+                continue
+            finally:
+                claimed.finished(check.name)
+            recorded.append(outcome)
     delivery = deliver_pending(settings.engine, settings.receivers, now)
-    return RunReport(list(outcomes), list(windows), delivery)
+    return RunReport(recorded, list(windows), delivery, skipped)
 
 
 def due(
@@ -83,7 +119,14 @@ def run_due(
         windows=windows,
         spark=spark,
     )
-    remember_window_ends(settings.engine, [c.name for c in candidates], now)
+    skipped = {c.check: c for c in report.skipped}
+    remember_window_ends(
+        settings.engine, [c.name for c in candidates if c.name not in skipped], now
+    )
+    for done in (c for c in skipped.values() if c.state is ClaimState.DONE):
+        # its run may have died before remembering: the next window starts after the done one
+        remember_window_ends(settings.engine, [done.check], done.end)
+    # a window held by a live run is remembered by that run (or taken over once its lease expires)
     return report
 
 
@@ -117,7 +160,13 @@ def run_named(names: Sequence[str], *, start: dt.datetime, end: dt.datetime) -> 
     if missing:
         raise LookupError(f"checks {missing} are not registered; is the manifest stale?")
     windows = [Window(n, start, end) for n in names]
-    report = run_checks(
-        [found[n] for n in names], now=end, settings=Settings.from_environment(), windows=windows
-    )
-    return report.outcomes
+    settings = Settings.from_environment()
+    report = run_checks([found[n] for n in names], now=end, settings=settings, windows=windows)
+    # a retry of a window already recorded reports that outcome; one still running elsewhere fails
+    outcomes = {o.check: o for o in report.outcomes}
+    for other in report.skipped:
+        earlier = recorded_outcome(settings.engine, other.run_id)
+        if other.state is not ClaimState.DONE or earlier is None:
+            raise WindowHeld(other.describe())
+        outcomes[other.check] = earlier
+    return [outcomes[n] for n in names]
