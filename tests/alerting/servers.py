@@ -1,15 +1,18 @@
 """Real servers on loopback for alerting tests: a Slack Web API stand-in (chat.postMessage and
 chat.update, with programmable 429 and 500 answers), a PagerDuty Events API v2 endpoint, and an
-SMTP server with STARTTLS (aiosmtpd) using a self-signed certificate the tests trust."""
+SMTP server with STARTTLS (aiosmtpd) using a self-signed certificate the tests trust. Each can
+answer slowly (`delay_s`: seconds before every answer, after the request is taken in)."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import socket
 import ssl
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -36,8 +39,9 @@ class SlackStandIn:
     """Keeps messages like Slack does; `faults` is a queue of (status, retry_after) answers
     given instead of handling the next calls; `down` answers 500 to everything."""
 
-    def __init__(self, token: str) -> None:
+    def __init__(self, token: str, *, delay_s: float = 0.0) -> None:
         self.token = token
+        self.delay_s = delay_s
         self.messages: list[SlackMessage] = []
         self.calls: list[tuple[str, dict]] = []
         self.faults: list[tuple[int, str | None]] = []
@@ -90,9 +94,10 @@ class SlackStandIn:
 
 
 class PagerDutyStandIn:
-    def __init__(self) -> None:
+    def __init__(self, *, delay_s: float = 0.0) -> None:
         self.events: list[dict] = []
         self.faults: list[int] = []
+        self.delay_s = delay_s
 
     def handle(self, body: dict) -> tuple[int, dict, dict]:
         if self.faults:
@@ -117,8 +122,10 @@ def _handler(slack: SlackStandIn | None, pagerduty: PagerDutyStandIn | None):
                 status, answer, headers = slack.handle(
                     self.path.removeprefix("/api/"), self.headers.get("Authorization"), body
                 )
+                time.sleep(slack.delay_s)  # a slow service: the request counts, the answer lags
             elif self.path == "/v2/enqueue" and pagerduty is not None:
                 status, answer, headers = pagerduty.handle(body)
+                time.sleep(pagerduty.delay_s)
             else:
                 status, answer, headers = 404, {"error": "not found"}, {}
             data = json.dumps(answer).encode()
@@ -178,13 +185,15 @@ def self_signed_certificate(directory: Path) -> tuple[Path, Path]:
 
 
 class _Mailbox:
-    def __init__(self) -> None:
+    def __init__(self, delay_s: float = 0.0) -> None:
         self.messages: list[Message] = []
         self.tls: list[bool] = []
+        self.delay_s = delay_s
 
     async def handle_DATA(self, server, session, envelope):
         self.messages.append(message_from_bytes(envelope.content))
         self.tls.append(session.ssl is not None)
+        await asyncio.sleep(self.delay_s)
         return "250 OK"
 
 
@@ -195,10 +204,12 @@ def _free_port() -> int:
 
 
 @contextmanager
-def smtp_server(cert: Path, key: Path) -> Iterator[tuple[int, _Mailbox]]:
+def smtp_server(
+    cert: Path, key: Path, *, delay_s: float = 0.0
+) -> Iterator[tuple[int, _Mailbox]]:
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)
-    mailbox = _Mailbox()
+    mailbox = _Mailbox(delay_s)
     controller = Controller(
         mailbox, hostname="127.0.0.1", port=_free_port(), tls_context=context, require_starttls=True
     )
