@@ -204,9 +204,7 @@ def _free_port() -> int:
 
 
 @contextmanager
-def smtp_server(
-    cert: Path, key: Path, *, delay_s: float = 0.0
-) -> Iterator[tuple[int, _Mailbox]]:
+def smtp_server(cert: Path, key: Path, *, delay_s: float = 0.0) -> Iterator[tuple[int, _Mailbox]]:
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)
     mailbox = _Mailbox(delay_s)

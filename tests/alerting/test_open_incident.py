@@ -85,7 +85,12 @@ def test_migration_3_closes_older_duplicates_of_an_open_incident(url, monkeypatc
                 connection.exec_driver_sql("ALTER TABLE dq_runs MODIFY outcome TEXT NOT NULL")
         monkeypatch.undo()
         with engine.begin() as connection:
-            for fingerprint, status in [("a", "open"), ("a", "resolved"), ("b", "open"), ("a", "open")]:
+            for fingerprint, status in [
+                ("a", "open"),
+                ("a", "resolved"),
+                ("b", "open"),
+                ("a", "open"),
+            ]:
                 connection.exec_driver_sql(
                     "INSERT INTO dq_incidents (fingerprint, check_name, scope, status, level,"
                     " peak_level, failing_runs, opened_at, updated_at, last_outcome)"

@@ -166,16 +166,14 @@ def test_heartbeat_keeps_a_live_holder_and_a_killed_holders_lease_expires(kind, 
             assert live.state is ClaimState.HELD
             holder.send_signal(signal.SIGKILL)
             holder.wait()
-            taken = _wait_for(
-                lambda: (
-                    c := claim(
-                        engine, "orders", (START, END), holder="b:2:y", lease=lease, now=utc_now()
-                    )
-                ).state
-                is ClaimState.CLAIMED
-                and c,
-                "the dead holder's lease to expire",
-            )
+
+            def takeover():
+                c = claim(
+                    engine, "orders", (START, END), holder="b:2:y", lease=lease, now=utc_now()
+                )
+                return c if c.state is ClaimState.CLAIMED else None
+
+            taken = _wait_for(takeover, "the dead holder's lease to expire")
             assert taken.taken_over_from == live.holder
         finally:
             holder.kill()
