@@ -9,6 +9,8 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from sqlalchemy.engine import Connection
+
 from alerting import DeliveryReport, deliver_pending, record_outcome
 from alerting.recording import record_in_transaction
 from checkers.outcome import CheckOutcome
@@ -17,6 +19,7 @@ from scheduling.claims import (
     Claim,
     ClaimLost,
     ClaimState,
+    HeldWindows,
     WindowHeld,
     current_claim,
     hold_windows,
@@ -65,29 +68,52 @@ def run_checks(
                 if link:
                     links["failing rows"] = link
 
-            def record(connection, check=check, outcome=outcome, links=links):  # type: ignore[no-untyped-def]
-                run = record_outcome(
-                    connection,
-                    outcome,
-                    settings.policy_for(check),
-                    now,
-                    window=by_name.get(check.name),
-                    mutes=settings.mutes,
-                    links=links,
-                )
-                claimed.done(connection, check.name, run.run_id, outcome.status.value)
-
-            try:
-                record_in_transaction(settings.engine, record)
-            except ClaimLost as lost:  # our lease ran out and another run took the window
-                log.warning("%s; its outcome is not recorded by this run", lost)
-                skipped.append(current_claim(settings.engine, check.name, by_name[check.name][0]))
-                continue
-            finally:
-                claimed.finished(check.name)
-            recorded.append(outcome)
+            lost = _record(
+                settings, claimed, check, outcome, now, window=by_name.get(check.name), links=links
+            )
+            if lost is None:
+                recorded.append(outcome)
+            else:
+                skipped.append(lost)
     delivery = deliver_pending(settings.engine, settings.receivers, now)
     return RunReport(recorded, list(windows), delivery, skipped)
+
+
+def _record(
+    settings: Settings,
+    claimed: HeldWindows,
+    check: type[QualityCheck],
+    outcome: CheckOutcome,
+    now: dt.datetime,
+    *,
+    window: tuple[dt.datetime, dt.datetime] | None,
+    links: dict[str, str],
+) -> Claim | None:
+    """Record the outcome, its incident, outbox rows and done claim in one transaction (run once
+    more if a concurrent run opened the same incident meanwhile). When our lease ran out and
+    another run took the window over, nothing is recorded: returns that run's claim."""
+
+    def record(connection: Connection) -> None:
+        run = record_outcome(
+            connection,
+            outcome,
+            settings.policy_for(check),
+            now,
+            window=window,
+            mutes=settings.mutes,
+            links=links,
+        )
+        claimed.done(connection, check.name, run.run_id, outcome.status.value)
+
+    try:
+        record_in_transaction(settings.engine, record)
+    except ClaimLost as lost:
+        log.warning("%s; its outcome is not recorded by this run", lost)
+        assert window is not None  # only windows are claimed
+        return current_claim(settings.engine, check.name, window[0])
+    finally:
+        claimed.finished(check.name)
+    return None
 
 
 def due(
