@@ -65,7 +65,12 @@ def holder_name(holder: str) -> str:
 
 def lease_from_environment() -> dt.timedelta:
     value = os.environ.get(LEASE_ENV)
-    return dt.timedelta(seconds=float(value)) if value else DEFAULT_LEASE
+    if not value:
+        return DEFAULT_LEASE
+    seconds = float(value)
+    if not seconds > 0:
+        raise ValueError(f"{LEASE_ENV} must be a positive number of seconds, got {value!r}")
+    return dt.timedelta(seconds=seconds)
 
 
 def _key(check: str, start: dt.datetime) -> sa.ColumnElement[bool]:
