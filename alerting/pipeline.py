@@ -23,6 +23,7 @@ from alerting.model import (
 )
 from alerting.mutes import Mute, muted_because, stored_silences
 from alerting.policy import EscalationPolicy
+from alerting.recording import record_in_transaction
 from checkers.levels import AlertLevel
 from checkers.outcome import CheckOutcome
 from checkers.storage import as_utc, incidents, notifications, receiver_threads, runs
@@ -105,6 +106,8 @@ def _save_incident(connection: Connection, incident: Incident) -> Incident:
         "updated_at": incident.updated_at,
         "resolved_at": incident.resolved_at,
         "last_outcome": incident.last_outcome.to_json(),
+        # unique: a second open incident of this fingerprint fails (see record_in_transaction)
+        "open_fingerprint": incident.fingerprint if incident.open else None,
     }
     if incident.id is None:
         new_id = connection.execute(incidents.insert().values(**values)).inserted_primary_key[0]  # type: ignore[index]
@@ -266,5 +269,7 @@ def handle_outcome(
     **options: object,
 ) -> Recorded:
     """`record_outcome` in a transaction of its own."""
-    with engine.begin() as connection:
-        return record_outcome(connection, outcome, policy, now, **options)  # type: ignore[arg-type]
+    return record_in_transaction(
+        engine,
+        lambda connection: record_outcome(connection, outcome, policy, now, **options),  # type: ignore[arg-type]
+    )

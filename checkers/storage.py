@@ -1,22 +1,27 @@
 """The project database (SQLAlchemy): one schema for run history, incidents, the notification
-outbox, receiver threads and mutes, with numbered migrations. SQLite by default
-(`DQ_DATABASE_URL`, else `.dq/dq.db`), PostgreSQL in production. No Spark here."""
+outbox, receiver threads, mutes and window claims, with numbered migrations. SQLite by default
+(`DQ_DATABASE_URL`, else `.dq/dq.db`), PostgreSQL or MariaDB in production. No Spark here."""
 
 from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
 from sqlalchemy.engine import Connection, Engine
 
 DATABASE_ENV = "DQ_DATABASE_URL"
 DEFAULT_DATABASE = ".dq/dq.db"
+#: SQLite waits this long for another process's write lock before "database is locked".
+SQLITE_BUSY_TIMEOUT_S = 30.0
 
 metadata = sa.MetaData()
-UtcDateTime = sa.DateTime(timezone=True)
+# MariaDB's DATETIME drops microseconds (window starts key claims): ask for DATETIME(6).
+UtcDateTime = sa.DateTime(timezone=True).with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
 
 schema_versions = sa.Table(
     "dq_schema_versions",
@@ -59,6 +64,10 @@ incidents = sa.Table(
     sa.Column("resolved_at", UtcDateTime),
     sa.Column("last_outcome", sa.Text, nullable=False),
     sa.Index("ix_dq_incidents_fingerprint_status", "fingerprint", "status"),
+    # = fingerprint while open, NULL once resolved: the unique index allows one open incident
+    # per fingerprint (NULLs may repeat on SQLite, PostgreSQL and MariaDB alike). Migration 3.
+    sa.Column("open_fingerprint", sa.String(64)),
+    sa.Index("ux_dq_incidents_open_fingerprint", "open_fingerprint", unique=True),
 )
 
 notifications = sa.Table(
@@ -139,6 +148,24 @@ spool_replays = sa.Table(
 )
 
 
+claims = sa.Table(
+    "dq_claims",
+    metadata,
+    # One claim per (check, window start): concurrent runs at slightly different times compute
+    # windows with the same start (the check's last window end), an Airflow retry the same one.
+    sa.Column("check_name", sa.String(200), primary_key=True),
+    sa.Column("window_start", UtcDateTime, primary_key=True),
+    sa.Column("window_end", UtcDateTime, nullable=False),
+    sa.Column("holder", sa.String(200), nullable=False),  # host:pid:token
+    sa.Column("status", sa.String(20), nullable=False),  # running | done
+    sa.Column("claimed_at", UtcDateTime, nullable=False),
+    sa.Column("lease_until", UtcDateTime, nullable=False),
+    sa.Column("finished_at", UtcDateTime),
+    sa.Column("run_id", sa.Integer),  # the dq_runs row that recorded the window
+    sa.Column("outcome_status", sa.String(20)),
+)
+
+
 def _v1_initial(connection: Connection) -> None:
     metadata.create_all(
         connection,
@@ -148,6 +175,62 @@ def _v1_initial(connection: Connection) -> None:
 
 def _v2_scheduler_windows(connection: Connection) -> None:
     scheduler_windows.create(connection)
+
+
+def _widen_for_mysql(connection: Connection) -> None:
+    """MariaDB/MySQL: DATETIME(6) (window starts key claims) and LONGTEXT (outcomes can pass
+    TEXT's 64 KiB) for the columns the first migrations created there as DATETIME and TEXT."""
+    inspector = sa.inspect(connection)
+    for table in (runs, incidents, notifications, receiver_threads, mutes, scheduler_windows):
+        existing = {c["name"] for c in inspector.get_columns(table.name)}
+        for column in table.columns:
+            if column.name not in existing:
+                continue  # added to the table by a later migration
+            if isinstance(column.type, sa.DateTime):
+                kind = "DATETIME(6)"
+            elif isinstance(column.type, sa.Text):
+                kind = "LONGTEXT"
+            else:
+                continue
+            null = "NULL" if column.nullable else "NOT NULL"
+            connection.exec_driver_sql(
+                f"ALTER TABLE {table.name} MODIFY {column.name} {kind} {null}"
+            )
+
+
+def _v3_claims_and_open_incidents(connection: Connection) -> None:
+    claims.create(connection, checkfirst=True)
+    inspector = sa.inspect(connection)
+    column = incidents.c.open_fingerprint
+    if column.name not in {c["name"] for c in inspector.get_columns(incidents.name)}:
+        kind = column.type.compile(dialect=connection.dialect)
+        connection.exec_driver_sql(f"ALTER TABLE {incidents.name} ADD {column.name} {kind}")
+    # Before this, concurrent runs could open two incidents of one fingerprint: the newest stays
+    # open (recording has updated only the newest since), the older ones close as superseded.
+    opened = connection.execute(
+        sa.select(incidents.c.id, incidents.c.fingerprint).where(incidents.c.status == "open")
+    ).all()
+    newest: dict[str, int] = {}
+    for row_id, fingerprint in opened:
+        newest[fingerprint] = max(row_id, newest.get(fingerprint, row_id))
+    superseded = [i for i, fingerprint in opened if newest[fingerprint] != i]
+    if superseded:
+        connection.execute(
+            incidents.update()
+            .where(incidents.c.id.in_(superseded))
+            .values(status="resolved", resolved_at=utc_now(), open_fingerprint=None)
+        )
+    if newest:
+        connection.execute(
+            incidents.update()
+            .where(incidents.c.id.in_(sorted(newest.values())))
+            .values(open_fingerprint=incidents.c.fingerprint)
+        )
+    index = next(i for i in incidents.indexes if i.name == "ux_dq_incidents_open_fingerprint")
+    if index.name not in {i["name"] for i in inspector.get_indexes(incidents.name)}:
+        index.create(connection)
+    if connection.dialect.name in ("mysql", "mariadb"):
+        _widen_for_mysql(connection)
 
 
 def _v4_delivery_leases(connection: Connection) -> None:
@@ -171,17 +254,21 @@ def _v5_spool_replays(connection: Connection) -> None:
 
 
 #: Numbered migrations, applied in order and recorded in dq_schema_versions. Add, never edit.
+#: A fresh database gets later columns of a table already from migration 1 (which creates the
+#: tables as defined now), so later migrations add columns and indexes only when missing.
 MIGRATIONS: list[tuple[int, Callable[[Connection], None]]] = [
     (1, _v1_initial),
     (2, _v2_scheduler_windows),
+    (3, _v3_claims_and_open_incidents),
     (4, _v4_delivery_leases),
     (5, _v5_spool_replays),
 ]
 
 
 def migrate(engine: Engine) -> int:
-    """Apply pending migrations; returns the schema version."""
-    with engine.begin() as connection:
+    """Apply pending migrations; returns the schema version. Processes that start together
+    migrate one after the other (SQLite: BEGIN IMMEDIATE; others: a named lock)."""
+    with engine.begin() as connection, _migration_lock(connection):
         schema_versions.create(connection, checkfirst=True)
         applied = set(connection.execute(sa.select(schema_versions.c.version)).scalars())
         for version, step in MIGRATIONS:
@@ -194,6 +281,23 @@ def migrate(engine: Engine) -> int:
     return max(applied)
 
 
+@contextmanager
+def _migration_lock(connection: Connection) -> Iterator[None]:
+    """PostgreSQL: an advisory lock held to the end of the transaction. MariaDB, whose DDL
+    commits by itself: a named lock of the session, released explicitly (pooled connections
+    live on)."""
+    name = connection.dialect.name
+    if name == "postgresql":
+        connection.execute(sa.text("SELECT pg_advisory_xact_lock(4242024011)"))
+    elif name in ("mysql", "mariadb"):
+        connection.execute(sa.text("SELECT GET_LOCK('dq_checkers_migrate', 300)"))
+    try:
+        yield
+    finally:
+        if name in ("mysql", "mariadb"):
+            connection.execute(sa.text("SELECT RELEASE_LOCK('dq_checkers_migrate')"))
+
+
 def database_url(url: str | None = None) -> str:
     return url or os.environ.get(DATABASE_ENV) or f"sqlite:///{Path(DEFAULT_DATABASE).resolve()}"
 
@@ -203,8 +307,28 @@ def project_database(url: str | None = None) -> Engine:
     resolved = database_url(url)
     if resolved.startswith("sqlite:///"):
         Path(resolved.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-    engine = sa.create_engine(resolved)
+    if sa.engine.make_url(resolved).get_backend_name() == "sqlite":
+        engine = _sqlite_engine(resolved)
+    else:
+        engine = sa.create_engine(resolved)
     migrate(engine)
+    return engine
+
+
+def _sqlite_engine(url: str) -> Engine:
+    """Every transaction starts with BEGIN IMMEDIATE (the write lock up front), so two processes
+    never deadlock upgrading a read lock to a write lock; a writer waits for the other's lock
+    (busy timeout) instead of failing with "database is locked"."""
+    engine = sa.create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S})
+
+    @sa.event.listens_for(engine, "connect")
+    def _no_implicit_begin(dbapi_connection: object, _record: object) -> None:
+        dbapi_connection.isolation_level = None  # type: ignore[attr-defined]
+
+    @sa.event.listens_for(engine, "begin")
+    def _begin_immediate(connection: Connection) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
     return engine
 
 

@@ -19,6 +19,7 @@ from checkers.outcome import CheckOutcome, Status
 
 if TYPE_CHECKING:
     from checks.registry import Discovery
+    from scheduling.claims import Claim
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 EXIT_INFRA = 4  # the project database was unavailable: outcomes went to stderr and the spool
@@ -65,6 +66,12 @@ def exit_code(outcomes: Sequence[CheckOutcome]) -> int:
 def _print_outcomes(outcomes: Sequence[CheckOutcome]) -> None:
     for outcome in outcomes:
         print(f"  {outcome.summary()}")
+
+
+def _print_skipped(skipped: Sequence[Claim]) -> None:
+    """Windows another run claimed: not outcomes, so they leave the exit code alone."""
+    for claim in skipped:
+        print(f"  {claim.describe()}")
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -121,6 +128,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         chosen = [checks[n] for n in args.checks if n in checks]
         report = run_checks(chosen, now=now, settings=settings, problems=broken)
     _print_outcomes(report.outcomes)
+    _print_skipped(report.skipped)
     if report.delivery is not None and report.delivery.pending:
         print(f"  {len(report.delivery.pending)} notification(s) pending for the next run")
     if report.spooled:
@@ -157,6 +165,7 @@ def _cmd_scheduler(args: argparse.Namespace) -> int:
             )
             print(f"{now.isoformat()}: {len(report.outcomes)} check(s) ran", flush=True)
             _print_outcomes(report.outcomes)
+            _print_skipped(report.skipped)
             epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
             following = epoch + ((utc_now() - epoch) // interval + 1) * interval
             time.sleep(max(0.0, (following - utc_now()).total_seconds()))

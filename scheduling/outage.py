@@ -12,10 +12,11 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
-from sqlalchemy.engine import URL, Engine
+from sqlalchemy.engine import URL, Connection, Engine
 
 from alerting.pipeline import record_outcome
 from alerting.policy import EscalationPolicy
+from alerting.recording import record_in_transaction
 from checkers.outcome import CheckOutcome, Status
 from checkers.storage import migrate, spool_replays
 from scheduling.spool import Spool, SpoolEntry
@@ -107,21 +108,21 @@ def record_or_spool(
     *,
     window: tuple[dt.datetime, dt.datetime] | None = None,
     links: dict[str, str] | None = None,
+    record: Callable[[Connection], object] | None = None,
 ) -> bool:
-    """Record `outcome` (run row, incident, outbox) in one transaction; while the database is
-    unavailable, spool it and say so on stderr instead. Returns whether it was recorded."""
+    """Record `outcome` (run row, incident, outbox) in one transaction (`record` does it when
+    given, e.g. with the window's claim), retried once after a concurrent run opened the same
+    incident; while the database is unavailable, spool it and say so on stderr instead. Returns
+    whether it was recorded."""
+
+    def record_default(connection: Connection) -> object:
+        return record_outcome(
+            connection, outcome, policy, now, window=window, mutes=settings.mutes, links=links
+        )
+
     if settings.database_error is None:
         try:
-            with settings.engine.begin() as connection:
-                record_outcome(
-                    connection,
-                    outcome,
-                    policy,
-                    now,
-                    window=window,
-                    mutes=settings.mutes,
-                    links=links,
-                )
+            record_in_transaction(settings.engine, record or record_default)
             return True
         except sa.exc.SQLAlchemyError as exc:
             if not unavailable(exc):

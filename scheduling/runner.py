@@ -1,20 +1,42 @@
-"""Running checks end to end: evaluate (checks on one source share its read and engine pass),
-record each outcome with its incident and notifications in one transaction, deliver."""
+"""Running checks end to end: replay what an outage spooled, claim the windows, evaluate (checks on
+one source share its read and engine pass), record each outcome with its incident, notifications
+and done claim in one transaction (spooled when the database is unavailable), reconcile ended
+silences, deliver. Checks run without a window (`dq run NAME`) are not claimed."""
 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from alerting import DeliveryReport, EscalationPolicy, deliver_pending
+from sqlalchemy.engine import Connection
+
+from alerting import DeliveryReport, EscalationPolicy, deliver_pending, record_outcome
 from alerting.reconcile import reconcile_mutes
 from checkers.outcome import CheckOutcome
 from checks import QualityCheck, registered
 from checks.problems import DefinitionProblem, problem_outcome
+from scheduling.claims import (
+    Claim,
+    ClaimLost,
+    ClaimState,
+    HeldWindows,
+    WindowHeld,
+    current_claim,
+    hold_windows,
+    lease_from_environment,
+    new_holder,
+    recorded_outcome,
+)
 from scheduling.outage import record_or_spool, replay_spool, tolerated
 from scheduling.settings import Settings
 from scheduling.windows import Window, due_windows, last_window_ends, remember_window_ends
+
+log = logging.getLogger(__name__)
+
+#: What runs: a check, or a check that could not be defined (recorded as its ERROR outcome).
+Subject = type[QualityCheck] | DefinitionProblem
 
 
 @dataclass
@@ -24,6 +46,7 @@ class RunReport:
     delivery: DeliveryReport | None = None
     spooled: list[CheckOutcome] = field(default_factory=list)  # not recorded: database down
     database_error: str | None = None
+    skipped: list[Claim] = field(default_factory=list)  # windows another run holds or did
 
 
 def _policies(
@@ -32,6 +55,16 @@ def _policies(
     """Each check's policy by name (replayed and reconciled checks may not run in this tick)."""
     known = {c.name: settings.policy_for(c) for c in [*registered().values(), *checks]}
     return lambda name: known.get(name, settings.default_policy)
+
+
+def _hold(settings: Settings, windows: Sequence[Window], names: set[str]) -> HeldWindows:
+    """Claim the windows of `names`; none while the database is unavailable (outcomes spool)."""
+    if settings.database_error is None:
+        with tolerated(settings):
+            return hold_windows(
+                settings.engine, [(w.check, w.start, w.end) for w in windows if w.check in names]
+            )
+    return HeldWindows(settings.engine, new_holder(), lease_from_environment())
 
 
 def run_checks(
@@ -44,41 +77,41 @@ def run_checks(
     problems: Sequence[DefinitionProblem] = (),
 ) -> RunReport:
     """Evaluate, record and alert. A failing or broken check never stops the others; each of
-    `problems` (checks that could not be defined) is recorded and alerted as an ERROR outcome."""
+    `problems` (checks that could not be defined) is recorded and alerted as an ERROR outcome.
+    A window another run holds or has done is skipped (`RunReport.skipped`)."""
     from checks.evaluation import evaluate_checks  # Spark only when something runs
 
     policy_for = _policies(settings, checks)
     replay_spool(settings, now, policy_for)  # what an outage spooled is recorded first
     by_name = {w.check: (w.start, w.end) for w in windows}
-    outcomes = (
-        evaluate_checks(
-            list(checks),
-            spark=spark,  # type: ignore[arg-type]
-            now=now,
-            deadline_s=settings.source_deadline_s,
-            parallelism=settings.load_parallelism,
+    claimed = _hold(settings, windows, {c.name for c in checks})
+    checks = [c for c in checks if c.name not in claimed.skipped]
+    skipped = list(claimed.skipped.values())
+    outcomes: list[CheckOutcome] = []
+    spooled: list[CheckOutcome] = []
+    with claimed:  # leases renewed while the checks evaluate
+        evaluated = (
+            evaluate_checks(
+                list(checks),
+                spark=spark,  # type: ignore[arg-type]
+                now=now,
+                deadline_s=settings.source_deadline_s,
+                parallelism=settings.load_parallelism,
+            )
+            if checks
+            else []
         )
-        if checks
-        else []
-    )
-    spooled = []
-    outcomes = [*outcomes, *(problem_outcome(p, now) for p in problems)]
-    subjects: list[type[QualityCheck] | DefinitionProblem] = [*checks, *problems]
-    for check, outcome in zip(subjects, outcomes, strict=True):
-        links = {}
-        if settings.failing_rows is not None and outcome.sample:
-            link = settings.failing_rows.write(outcome, now)
-            if link:
-                links["failing rows"] = link
-        if not record_or_spool(
-            settings,
-            outcome,
-            settings.policy_for(check),
-            now,
-            window=by_name.get(check.name),
-            links=links,
-        ):
-            spooled.append(outcome)
+        evaluated = [*evaluated, *(problem_outcome(p, now) for p in problems)]
+        subjects: list[Subject] = [*checks, *problems]
+        for subject, outcome in zip(subjects, evaluated, strict=True):
+            window = by_name.get(subject.name)
+            recorded = _record(settings, claimed, subject, outcome, now, window=window)
+            if isinstance(recorded, Claim):  # another run took the window over
+                skipped.append(recorded)
+                continue
+            outcomes.append(outcome)
+            if not recorded:
+                spooled.append(outcome)
     delivery = None
     with tolerated(settings):
         if settings.database_error is None:
@@ -86,7 +119,50 @@ def run_checks(
             delivery = deliver_pending(
                 settings.engine, settings.receivers, now, retry=settings.delivery
             )
-    return RunReport(list(outcomes), list(windows), delivery, spooled, settings.database_error)
+    return RunReport(outcomes, list(windows), delivery, spooled, settings.database_error, skipped)
+
+
+def _record(
+    settings: Settings,
+    claimed: HeldWindows,
+    subject: Subject,
+    outcome: CheckOutcome,
+    now: dt.datetime,
+    *,
+    window: tuple[dt.datetime, dt.datetime] | None,
+) -> bool | Claim:
+    """Record the outcome, its incident, outbox rows and done claim in one transaction: True, or
+    False when the database is unavailable and the outcome was spooled instead. When our lease ran
+    out and another run took the window over, nothing is recorded: returns that run's claim."""
+    links = {}
+    if settings.failing_rows is not None and outcome.sample:
+        link = settings.failing_rows.write(outcome, now)
+        if link:
+            links["failing rows"] = link
+    policy = settings.policy_for(subject)
+
+    def record(connection: Connection) -> None:
+        run = record_outcome(
+            connection,
+            outcome,
+            policy,
+            now,
+            window=window,
+            mutes=settings.mutes,
+            links=links,
+        )
+        claimed.done(connection, subject.name, run.run_id, outcome.status.value)
+
+    try:
+        return record_or_spool(
+            settings, outcome, policy, now, window=window, links=links, record=record
+        )
+    except ClaimLost as lost:
+        log.warning("%s; its outcome is not recorded by this run", lost)
+        assert window is not None  # only windows are claimed
+        return current_claim(settings.engine, subject.name, window[0])
+    finally:
+        claimed.finished(subject.name)
 
 
 def due(
@@ -124,9 +200,16 @@ def run_due(
         spark=spark,
         problems=problems,
     )
+    skipped = {c.check: c for c in report.skipped}
     with tolerated(settings):
         if settings.database_error is None:
-            remember_window_ends(settings.engine, [c.name for c in candidates], now)
+            remember_window_ends(
+                settings.engine, [c.name for c in candidates if c.name not in skipped], now
+            )
+            for done in (c for c in skipped.values() if c.state is ClaimState.DONE):
+                # its run may have died before remembering: the next window starts after it
+                remember_window_ends(settings.engine, [done.check], done.end)
+    # a window held by a live run is remembered by that run (or taken over once its lease expires)
     report.database_error = settings.database_error
     return report
 
@@ -149,7 +232,9 @@ def run_check(
 def run_named(names: Sequence[str], *, start: dt.datetime, end: dt.datetime) -> list[CheckOutcome]:
     """Run the named checks for the window (start, end] with settings from the environment (the
     Airflow task's entry point). Checks come from the packages in DQ_CHECKS (default `checks`).
-    A name that could not be defined (or was not found) is that check's ERROR outcome."""
+    A name that could not be defined (or was not found) is that check's ERROR outcome. A retry of
+    a window already recorded returns that outcome; one still running elsewhere raises
+    WindowHeld (Airflow retries it later)."""
     import os
 
     from checks.registry import discover_all
@@ -158,8 +243,12 @@ def run_named(names: Sequence[str], *, start: dt.datetime, end: dt.datetime) -> 
     good = [found.checks[n] for n in names if n in found.checks]
     problems = [found.problem(n) or found.missing(n) for n in names if n not in found.checks]
     windows = [Window(n, start, end) for n in names]
-    report = run_checks(
-        good, now=end, settings=Settings.from_environment(), windows=windows, problems=problems
-    )
-    by_name = {o.check: o for o in report.outcomes}
-    return [by_name[n] for n in names]
+    settings = Settings.from_environment()
+    report = run_checks(good, now=end, settings=settings, windows=windows, problems=problems)
+    outcomes = {o.check: o for o in report.outcomes}
+    for other in report.skipped:
+        earlier = recorded_outcome(settings.engine, other.run_id)
+        if other.state is not ClaimState.DONE or earlier is None:
+            raise WindowHeld(other.describe())
+        outcomes[other.check] = earlier
+    return [outcomes[n] for n in names]

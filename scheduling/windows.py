@@ -39,14 +39,20 @@ def due_windows(
     lookback: dt.timedelta = MAX_LOOKBACK,
 ) -> list[Window]:
     """Windows of the (name, clock) pairs whose clock fires between their last window end and
-    `now` (a check seen for the first time looks back one tick)."""
+    `now` (a check seen for the first time looks back one tick). Such starts are rounded down to
+    the tick, so concurrent runs at slightly different times share the start their claim keys."""
     due = []
     for name, clock in checks:
-        start = last_ends.get(name, now - tick)
-        start = max(start, now - lookback)
+        start = last_ends.get(name, _floor(now - tick, tick))
+        start = max(start, _floor(now - lookback, tick))
         if start < now and is_due(clock, start, now):
             due.append(Window(name, start, now))
     return due
+
+
+def _floor(moment: dt.datetime, tick: dt.timedelta) -> dt.datetime:
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+    return epoch + (moment - epoch) // tick * tick
 
 
 def last_window_ends(engine: Engine) -> dict[str, dt.datetime]:
@@ -56,13 +62,25 @@ def last_window_ends(engine: Engine) -> dict[str, dt.datetime]:
 
 
 def remember_window_ends(engine: Engine, names: Sequence[str], end: dt.datetime) -> None:
+    """Move the named checks' last window end forward to `end` (never back: a concurrent run
+    that started earlier must not reopen what a later one covered)."""
+    try:
+        _remember(engine, names, end)
+    except sa.exc.IntegrityError:  # a concurrent run inserted the same first end: now known
+        _remember(engine, names, end)
+
+
+def _remember(engine: Engine, names: Sequence[str], end: dt.datetime) -> None:
     with engine.begin() as connection:
         known = set(connection.execute(sa.select(scheduler_windows.c.check_name)).scalars())
         for name in names:
             if name in known:
                 connection.execute(
                     scheduler_windows.update()
-                    .where(scheduler_windows.c.check_name == name)
+                    .where(
+                        scheduler_windows.c.check_name == name,
+                        scheduler_windows.c.last_window_end < end,
+                    )
                     .values(last_window_end=end)
                 )
             else:

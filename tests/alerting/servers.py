@@ -3,7 +3,8 @@ chat.update, conversations.history/replies with message metadata; programmable 4
 answers), a PagerDuty Events API v2 endpoint, and an SMTP server with STARTTLS (aiosmtpd) using a
 self-signed certificate the tests trust. Gates hold a request at a chosen point (before or after
 the server acted, before it answers) until the test releases it, so a test can kill the client
-at exactly that point."""
+at exactly that point. Each can answer slowly (`delay_s`: seconds before every answer, after the
+request is taken in)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import socket
 import ssl
 import subprocess
 import threading
+import time
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -83,8 +85,9 @@ class SlackStandIn:
     given instead of handling the next calls; `down` answers 500 to everything, and
     `rate_limited` (a Retry-After value) answers 429 to everything."""
 
-    def __init__(self, token: str) -> None:
+    def __init__(self, token: str, *, delay_s: float = 0.0) -> None:
         self.token = token
+        self.delay_s = delay_s
         self.messages: list[SlackMessage] = []
         self.calls: list[tuple[str, dict]] = []
         self.faults: list[tuple[int, str | None]] = []
@@ -179,10 +182,11 @@ class SlackStandIn:
 
 
 class PagerDutyStandIn:
-    def __init__(self) -> None:
+    def __init__(self, *, delay_s: float = 0.0) -> None:
         self.events: list[dict] = []
         self.faults: list[int] = []
         self.gates = Gates()
+        self.delay_s = delay_s
 
     def handle(self, body: dict) -> tuple[int, dict, dict]:
         if self.faults:
@@ -222,10 +226,12 @@ def _handler(slack: SlackStandIn | None, pagerduty: PagerDutyStandIn | None):
                 status, answer, headers = slack.handle(
                     method, self.headers.get("Authorization"), body
                 )
+                time.sleep(slack.delay_s)  # a slow service: the request counts, the answer lags
             elif path == "/v2/enqueue" and pagerduty is not None:
                 method, gates = "enqueue", pagerduty.gates
                 gates.passing(f"{method}:before")
                 status, answer, headers = pagerduty.handle(body)
+                time.sleep(pagerduty.delay_s)
             else:
                 method, gates = "", Gates()
                 status, answer, headers = 404, {"error": "not found"}, {}
@@ -293,16 +299,18 @@ def self_signed_certificate(directory: Path) -> tuple[Path, Path]:
 
 
 class _Mailbox:
-    def __init__(self) -> None:
+    def __init__(self, delay_s: float = 0.0) -> None:
         self.messages: list[Message] = []
         self.tls: list[bool] = []
         self.gates = Gates()
+        self.delay_s = delay_s
 
     async def handle_DATA(self, server, session, envelope):
         self.messages.append(message_from_bytes(envelope.content))
         self.tls.append(session.ssl is not None)
         # a held mail is stored, its "250 OK" not yet sent; other sessions keep being served
         await asyncio.get_running_loop().run_in_executor(None, self.gates.passing, "DATA")
+        await asyncio.sleep(self.delay_s)
         return "250 OK"
 
 
@@ -313,10 +321,10 @@ def _free_port() -> int:
 
 
 @contextmanager
-def smtp_server(cert: Path, key: Path) -> Iterator[tuple[int, _Mailbox]]:
+def smtp_server(cert: Path, key: Path, *, delay_s: float = 0.0) -> Iterator[tuple[int, _Mailbox]]:
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)
-    mailbox = _Mailbox()
+    mailbox = _Mailbox(delay_s)
     controller = Controller(
         mailbox, hostname="127.0.0.1", port=_free_port(), tls_context=context, require_starttls=True
     )

@@ -1,0 +1,134 @@
+"""`dq run --due` with window claims, in-process on a real SQLite database: windows another run
+holds are skipped and left to it, done ones are skipped and remembered, an abandoned one is taken
+over; `dq run NAME` (no window) is not claimed; an Airflow retry of a recorded window reports
+that outcome; a run whose claim was taken over does not record."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+import sqlalchemy as sa
+
+from alerting.pipeline import insert_run
+from alerting.policy import EscalationPolicy
+from checkers import CheckOutcome, Status
+from checkers.storage import claims, project_database, runs, utc_now
+from scheduling.claims import ClaimState, WindowHeld, claim, hold_windows, mark_done
+from scheduling.cli import EXIT_FAILED, EXIT_OK, main
+from scheduling.runner import _record, run_named
+from scheduling.settings import Settings
+from scheduling.windows import last_window_ends
+from tests.scheduling.cli_fixture_checks import CliDaily
+
+UTC = dt.UTC
+START = dt.datetime(2026, 11, 22, 6, 45, tzinfo=UTC)  # a first run looks back one tick
+SEVEN = dt.datetime(2026, 11, 22, 7, 0, tzinfo=UTC)
+OTHER = "otherhost:4242:token"
+HOUR = dt.timedelta(hours=1)
+
+
+@pytest.fixture
+def engine(tmp_path, monkeypatch):
+    csv = tmp_path / "numbers.csv"
+    csv.write_text("n,label\n1,a\n-2,\n")  # cli_positive and cli_labelled both fail
+    monkeypatch.setenv("DQ_CLI_CSV", str(csv))
+    monkeypatch.setenv("DQ_CHECKS", "tests.scheduling.cli_fixture_checks")
+    monkeypatch.setenv("DQ_DATABASE_URL", f"sqlite:///{tmp_path / 'dq.db'}")
+    monkeypatch.setenv("DQ_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("DQ_CONFIG", str(tmp_path / "none.toml"))
+    engine = project_database()
+    yield engine
+    engine.dispose()
+
+
+def _runs(engine) -> list[tuple]:
+    with engine.connect() as connection:
+        rows = connection.execute(
+            sa.select(runs.c.id, runs.c.check_name, runs.c.window_end).order_by(runs.c.id)
+        )
+        return [(i, name, end and end.replace(tzinfo=UTC)) for i, name, end in rows]
+
+
+def test_due_windows_claimed_elsewhere_are_skipped_then_taken_over(spark, engine, capsys):
+    positive = claim(
+        engine, "cli_positive", (START, SEVEN), holder=OTHER, lease=HOUR, now=utc_now()
+    )
+    claim(engine, "cli_labelled", (START, SEVEN), holder=OTHER, lease=HOUR, now=utc_now())
+
+    assert main(["run", "--due", "--at", "2026-11-22T07:00:00"]) == EXIT_OK  # skips: no outcome
+    out = capsys.readouterr().out
+    assert (
+        "cli_positive: skipped, window (2026-11-22T06:45:00+00:00, 2026-11-22T07:00:00+00:00]"
+        " already claimed by otherhost:4242" in out
+    )
+    assert "cli_labelled: skipped" in out
+    assert _runs(engine) == []
+    # the live holder remembers its windows when it finishes; only the other check moved on
+    assert last_window_ends(engine) == {"cli_daily": SEVEN}
+
+    with engine.begin() as connection:  # the other run records cli_positive, then dies
+        assert mark_done(connection, positive, holder=OTHER, now=utc_now())
+        connection.execute(
+            claims.update()
+            .where(claims.c.check_name == "cli_labelled")
+            .values(lease_until=utc_now() - dt.timedelta(seconds=1))
+        )
+
+    later = SEVEN + dt.timedelta(seconds=5)
+    assert main(["run", "--due", "--at", later.isoformat()]) == EXIT_FAILED
+    out = capsys.readouterr().out
+    assert (
+        "cli_positive: skipped, window (2026-11-22T06:45:00+00:00, 2026-11-22T07:00:00+00:00]"
+        " already done by otherhost:4242" in out
+    )
+    assert "cli_labelled: ERROR, 1/2 failing" in out
+    [(run_id, name, end)] = _runs(engine)
+    assert (name, end) == ("cli_labelled", later)
+    with engine.connect() as connection:
+        done = connection.execute(
+            sa.select(
+                claims.c.status, claims.c.run_id, claims.c.outcome_status, claims.c.holder
+            ).where(claims.c.check_name == "cli_labelled")
+        ).one()
+    assert done[:3] == ("done", run_id, "failed") and not done.holder.startswith("otherhost")
+    # the done window's end is remembered, so the next tick starts after it
+    assert last_window_ends(engine) == {
+        "cli_daily": later,
+        "cli_positive": SEVEN,
+        "cli_labelled": later,
+    }
+
+    assert main(["run", "cli_positive", "--at", "2026-11-22T07:00:00"]) == EXIT_FAILED
+    assert "cli_positive: ERROR" in capsys.readouterr().out  # a manual run is not claimed
+    assert [name for _, name, _ in _runs(engine)] == ["cli_labelled", "cli_positive"]
+    again = claim(engine, "cli_positive", (START, SEVEN), holder="x:1:t", lease=HOUR, now=utc_now())
+    assert again.state is ClaimState.DONE
+
+
+def test_airflow_retry_returns_the_recorded_outcome_and_fails_beside_a_live_task(engine):
+    six = dt.datetime(2026, 11, 22, 6, 0, tzinfo=UTC)
+    window = (six - dt.timedelta(minutes=15), six)  # the DAG run's data interval
+    held = claim(engine, "cli_daily", window, holder=OTHER, lease=HOUR, now=utc_now())
+    with pytest.raises(WindowHeld, match="already claimed by otherhost:4242"):
+        run_named(["cli_daily"], start=window[0], end=window[1])  # the first try still runs
+
+    earlier = CheckOutcome(check="cli_daily", status=Status.PASSED, total=3)
+    with engine.begin() as connection:  # the first try recorded its outcome, then failed
+        run_id = insert_run(connection, earlier, window)
+        assert mark_done(connection, held, holder=OTHER, now=utc_now(), run_id=run_id)
+    assert run_named(["cli_daily"], start=window[0], end=window[1]) == [earlier]
+    assert len(_runs(engine)) == 1  # nothing evaluated again
+
+
+def test_a_run_whose_claim_was_taken_over_does_not_record(engine):
+    settings = Settings(engine, {}, EscalationPolicy(routes={}))
+    mine = hold_windows(engine, [("cli_daily", START, SEVEN)], holder="me:1:t", lease=HOUR)
+    with engine.begin() as connection:  # this run stalled past its lease ...
+        connection.execute(claims.update().values(lease_until=utc_now() - dt.timedelta(seconds=1)))
+    other = claim(engine, "cli_daily", (START, SEVEN), holder=OTHER, lease=HOUR, now=utc_now())
+    assert other.state is ClaimState.CLAIMED  # ... and another run took the window over
+    outcome = CheckOutcome(check="cli_daily", status=Status.PASSED, total=3)
+    lost = _record(settings, mine, CliDaily, outcome, SEVEN, window=(START, SEVEN), links={})
+    assert lost is not None and lost.holder == OTHER
+    assert _runs(engine) == []  # the outcome is the new holder's to record
