@@ -307,12 +307,31 @@ def project_database(url: str | None = None) -> Engine:
     resolved = database_url(url)
     if resolved.startswith("sqlite:///"):
         Path(resolved.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-    if sa.engine.make_url(resolved).get_backend_name() == "sqlite":
+    parsed = sa.engine.make_url(resolved)
+    if parsed.get_backend_name() == "sqlite":
         engine = _sqlite_engine(resolved)
     else:
-        engine = sa.create_engine(resolved)
+        engine = sa.create_engine(resolved, pool_pre_ping=True, connect_args=_timeouts(parsed))
     migrate(engine)
     return engine
+
+
+#: A project database that accepts connections and never answers must not hold a run forever
+#: (the run spools instead: scheduling/outage.py).
+PROJECT_CONNECT_TIMEOUT_S = 10
+PROJECT_READ_TIMEOUT_S = 60
+
+
+def _timeouts(url: sa.engine.URL) -> dict[str, object]:
+    """Connect (and, for PyMySQL, read) timeouts unless the URL sets its own."""
+    given = set(url.query)
+    found: dict[str, object] = {}
+    if url.get_backend_name() in ("postgresql", "mysql", "mariadb"):
+        found["connect_timeout"] = PROJECT_CONNECT_TIMEOUT_S
+    if url.get_driver_name() == "pymysql":
+        found["read_timeout"] = PROJECT_READ_TIMEOUT_S
+        found["write_timeout"] = PROJECT_READ_TIMEOUT_S
+    return {k: v for k, v in found.items() if k not in given}
 
 
 def _sqlite_engine(url: str) -> Engine:

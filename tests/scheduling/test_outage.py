@@ -313,3 +313,25 @@ def test_commands_that_need_the_database_say_so_with_exit_code_4(tmp_path, monke
     err = capsys.readouterr().err
     assert "dq silence: needs the project database (postgresql+psycopg://dq:***@127.0.0.1:1" in err
     assert "dq history: needs the project database" in err and "hunter2" not in err
+
+
+@pytest.mark.parametrize("driver", ["postgresql+psycopg", "mysql+pymysql"])
+def test_a_silent_project_database_is_an_outage_not_a_hang(driver, tmp_path, monkeypatch):
+    """A server that accepts the connection and never answers: without the project database's own
+    timeouts the run would wait forever (PyMySQL has no read timeout by default); with them the
+    run knows the database is unavailable and spools."""
+    from checkers import storage
+    from tests.checkers.slow_sources import silent_listener
+
+    monkeypatch.setattr(storage, "PROJECT_CONNECT_TIMEOUT_S", 1)
+    monkeypatch.setattr(storage, "PROJECT_READ_TIMEOUT_S", 1)
+    monkeypatch.setenv("DQ_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("DQ_CONFIG", str(tmp_path / "none.toml"))
+    with silent_listener() as (port, accepted):
+        settings = Settings.from_environment(
+            database_url=f"{driver}://dq:hunter2@127.0.0.1:{port}/dq"
+        )
+        assert accepted  # the server took the connection: the timeout, not a refusal, ended it
+    assert settings.database_error is not None and "hunter2" not in settings.database_error
+    assert not record_or_spool(settings, outcome(AlertLevel.ERROR), settings.default_policy, SEVEN)
+    assert [e.check for e in Spool(settings.spool_dir).entries()] == ["orders_have_customers"]
