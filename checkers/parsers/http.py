@@ -74,24 +74,27 @@ class _Cutter:
             socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
 
-class _WatchedHTTP(http.client.HTTPConnection):
+class _Watched:
+    """Hands each new socket to the cutter, which closes it at the deadline."""
+
+    sock: socket.socket
+    _cutter: _Cutter
+
     def __init__(self, *args: Any, cutter: _Cutter, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
         self._cutter = cutter
 
     def connect(self) -> None:
-        super().connect()
+        super().connect()  # type: ignore[misc]
         self._cutter.watch(self.sock)
 
 
-class _WatchedHTTPS(http.client.HTTPSConnection):
-    def __init__(self, *args: Any, cutter: _Cutter, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._cutter = cutter
+class _WatchedHTTP(_Watched, http.client.HTTPConnection):
+    pass
 
-    def connect(self) -> None:
-        super().connect()
-        self._cutter.watch(self.sock)
+
+class _WatchedHTTPS(_Watched, http.client.HTTPSConnection):
+    pass
 
 
 class _HttpHandler(urllib.request.HTTPHandler):
