@@ -48,3 +48,16 @@ def make_df(spark: SparkSession):
         return spark.createDataFrame(rows, schema)
 
     return build
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The Spark Connect pass reruns only the tests that use the Spark session: the others (and
+    the subprocesses they start) do not depend on how Spark is reached, and ran in the classic
+    pass already."""
+    if not CONNECT:
+        return
+    kept = [i for i in items if "spark" in getattr(i, "fixturenames", ())]
+    dropped = [i for i in items if "spark" not in getattr(i, "fixturenames", ())]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
