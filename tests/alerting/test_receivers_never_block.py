@@ -11,22 +11,18 @@ import time
 
 import sqlalchemy as sa
 
-from alerting import EscalationPolicy, RetryPolicy, deliver_pending, handle_outcome
+from alerting import EscalationPolicy, RetryPolicy, deliver_pending
 from alerting.backoff import load_backoff
 from alerting.receivers import SlackReceiver
 from checkers import AlertLevel
 from checkers.storage import as_utc, notifications
-from tests.alerting.conftest import T0, outcome
+from tests.alerting.conftest import T0
 from tests.alerting.deliverers import wait_for
+from tests.alerting.scenarios import incidents, slack_429_storm
 
 E = AlertLevel.ERROR
 POLICY = EscalationPolicy(routes={"slack": E, "email": E, "pagerduty": E})
 TICK = dt.timedelta(minutes=15)
-
-
-def incidents(engine, count: int) -> None:
-    for i in range(count):
-        handle_outcome(engine, outcome(E, check=f"check_{i}"), POLICY, T0)
 
 
 def slack_rows(engine) -> list[dict]:
@@ -36,11 +32,8 @@ def slack_rows(engine) -> list[dict]:
 
 
 def test_a_429_storm_defers_slack_and_delays_nobody(engine, receivers, slack, smtp, pagerduty):
-    incidents(engine, 5)
-    slack.rate_limited = "120"
-    started = time.monotonic()
-    report = deliver_pending(engine, receivers, T0)
-    elapsed = time.monotonic() - started
+    steps = slack_429_storm(engine, receivers, slack, POLICY)
+    report, elapsed = next(steps)
     policy = RetryPolicy()
     assert elapsed < policy.budget_s + receivers["slack"].timeout_s  # the documented bound
     assert elapsed < 10  # in fact: not waited on at all (was 104 s for 5 incidents)
@@ -57,17 +50,16 @@ def test_a_429_storm_defers_slack_and_delays_nobody(engine, receivers, slack, sm
     )
     assert T0 + dt.timedelta(seconds=120) <= backoff.not_before <= limit  # type: ignore[operator]
 
-    deliver_pending(engine, receivers, T0 + dt.timedelta(seconds=60))  # persisted: left alone
+    next(steps)  # a run 60 s later: the persisted Retry-After leaves Slack alone
     assert slack.refused == 1 and len(slack_rows(engine)) == 5
 
-    slack.rate_limited = None
-    later = deliver_pending(engine, receivers, limit + dt.timedelta(seconds=1))
+    later, _ = next(steps)  # Slack is back, the run past the limit
     assert not later.pending and len(slack.roots()) == 5
     assert load_backoff(engine, "slack").consecutive_failures == 0
 
 
 def test_slack_down_for_several_ticks_grows_its_backoff(engine, receivers, slack, smtp):
-    incidents(engine, 2)
+    incidents(engine, 2, POLICY)
     slack.down = True
     waits = []
     for tick in range(4):
@@ -89,7 +81,7 @@ def test_a_hanging_slack_is_bounded_by_its_request_timeout(
         "slack", "c0dq", base_url=receivers["slack"].base_url, timeout_s=1
     )
     gate = slack.gates.add("chat.postMessage:after", times=10)  # stored, never answered
-    incidents(engine, 1)
+    incidents(engine, 1, POLICY)
     started = time.monotonic()
     report = deliver_pending(engine, receivers, T0)
     assert time.monotonic() - started < 5  # the gate would hold it for 60 s
@@ -105,7 +97,7 @@ def test_a_hanging_slack_is_bounded_by_its_request_timeout(
 def test_a_held_email_delays_neither_slack_nor_pagerduty(engine, receivers, slack, smtp, pagerduty):
     _, mailbox = smtp
     gate = mailbox.gates.add("DATA")  # held until released: far beyond the wait below
-    incidents(engine, 1)
+    incidents(engine, 1, POLICY)
     run = threading.Thread(target=deliver_pending, args=(engine, receivers, T0))
     run.start()
     wait_for(gate.reached.is_set, "the held mail")
@@ -127,7 +119,7 @@ class Clock:
 
 def test_one_receiver_gets_at_most_its_budget_per_run(engine, receivers, slack):
     receivers = {"slack": receivers["slack"]}
-    incidents(engine, 6)
+    incidents(engine, 6, POLICY)
     gate = slack.gates.add("chat.postMessage:after")
     policy, clock = RetryPolicy(budget_s=60), Clock()
     run = threading.Thread(
