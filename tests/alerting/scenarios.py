@@ -36,6 +36,7 @@ W, E = AlertLevel.WARNING, AlertLevel.ERROR
 POLICY = EscalationPolicy(
     routes={"slack": W, "email": W, "pagerduty": E}, repeat_every=dt.timedelta(0)
 )
+EVERY_RECEIVER = EscalationPolicy(routes={"slack": E, "email": E, "pagerduty": E})
 T1 = T0 + dt.timedelta(minutes=15)
 LATER = dt.timedelta(minutes=10)  # past the killed deliverer's lease (RetryPolicy.lease_s)
 QUARTER = dt.timedelta(minutes=15)
@@ -136,18 +137,19 @@ def two_deliverers(
             engine.dispose()
 
 
-def incidents(engine: sa.Engine, count: int, policy: EscalationPolicy) -> None:
+def incidents(engine: sa.Engine, count: int) -> None:
+    """`count` ERROR incidents, each routed to Slack, email and PagerDuty."""
     for i in range(count):
-        handle_outcome(engine, outcome(E, check=f"check_{i}"), policy, T0)
+        handle_outcome(engine, outcome(E, check=f"check_{i}"), EVERY_RECEIVER, T0)
 
 
 def slack_429_storm(
-    engine: sa.Engine, receivers: dict, slack: SlackStandIn, policy: EscalationPolicy
+    engine: sa.Engine, receivers: dict, slack: SlackStandIn
 ) -> Iterator[tuple[DeliveryReport, float]]:
     """5 incidents while Slack answers 429 (Retry-After 120 s). Yields each run's report and
     wall time: the first run; a run 60 s later; once Slack is back, a run 1 s past the
     Retry-After."""
-    incidents(engine, 5, policy)
+    incidents(engine, 5)
     slack.rate_limited = "120"
     first = timed_delivery(engine, receivers, T0)
     yield first
@@ -164,10 +166,12 @@ def timed_delivery(
     return report, time.monotonic() - started
 
 
-def silence_config(path: Path, http: str, smtp_port: int) -> Path:
-    """dq.toml routing every level to Slack and email and ERROR to PagerDuty, with a nightly
-    silence of orders_* from T0 + 5 h to T0 + 6 h."""
-    path.write_text(
+def silence_env(tmp_path: Path, url: str, http: str, smtp_port: int) -> dict[str, str]:
+    """The environment of `dq` on the project database `url` with a dq.toml routing every level
+    to Slack and email and ERROR to PagerDuty, and a nightly silence of orders_* from T0 + 5 h
+    to T0 + 6 h."""
+    config = tmp_path / "dq.toml"
+    config.write_text(
         f"""
 [receivers.slack]
 type = "slack"
@@ -195,7 +199,11 @@ ends_at = {(T0 + 24 * QUARTER).isoformat()}
 comment = "nightly reload"
 """
     )
-    return path
+    return {
+        "DQ_DATABASE_URL": url,
+        "DQ_CONFIG": str(config),
+        "DQ_STATE_DIR": str(tmp_path / "state"),
+    }
 
 
 def tick(settings: Settings, quarters: int) -> RunReport:

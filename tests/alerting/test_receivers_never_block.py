@@ -11,17 +11,14 @@ import time
 
 import sqlalchemy as sa
 
-from alerting import EscalationPolicy, RetryPolicy, deliver_pending
+from alerting import RetryPolicy, deliver_pending
 from alerting.backoff import load_backoff
 from alerting.receivers import SlackReceiver
-from checkers import AlertLevel
 from checkers.storage import as_utc, notifications
 from tests.alerting.conftest import T0
 from tests.alerting.deliverers import wait_for
 from tests.alerting.scenarios import incidents, slack_429_storm
 
-E = AlertLevel.ERROR
-POLICY = EscalationPolicy(routes={"slack": E, "email": E, "pagerduty": E})
 TICK = dt.timedelta(minutes=15)
 
 
@@ -32,7 +29,7 @@ def slack_rows(engine) -> list[dict]:
 
 
 def test_a_429_storm_defers_slack_and_delays_nobody(engine, receivers, slack, smtp, pagerduty):
-    steps = slack_429_storm(engine, receivers, slack, POLICY)
+    steps = slack_429_storm(engine, receivers, slack)
     report, elapsed = next(steps)
     policy = RetryPolicy()
     assert elapsed < policy.budget_s + receivers["slack"].timeout_s  # the documented bound
@@ -59,7 +56,7 @@ def test_a_429_storm_defers_slack_and_delays_nobody(engine, receivers, slack, sm
 
 
 def test_slack_down_for_several_ticks_grows_its_backoff(engine, receivers, slack, smtp):
-    incidents(engine, 2, POLICY)
+    incidents(engine, 2)
     slack.down = True
     waits = []
     for tick in range(4):
@@ -81,7 +78,7 @@ def test_a_hanging_slack_is_bounded_by_its_request_timeout(
         "slack", "c0dq", base_url=receivers["slack"].base_url, timeout_s=1
     )
     gate = slack.gates.add("chat.postMessage:after", times=10)  # stored, never answered
-    incidents(engine, 1, POLICY)
+    incidents(engine, 1)
     started = time.monotonic()
     report = deliver_pending(engine, receivers, T0)
     assert time.monotonic() - started < 5  # the gate would hold it for 60 s
@@ -97,7 +94,7 @@ def test_a_hanging_slack_is_bounded_by_its_request_timeout(
 def test_a_held_email_delays_neither_slack_nor_pagerduty(engine, receivers, slack, smtp, pagerduty):
     _, mailbox = smtp
     gate = mailbox.gates.add("DATA")  # held until released: far beyond the wait below
-    incidents(engine, 1, POLICY)
+    incidents(engine, 1)
     run = threading.Thread(target=deliver_pending, args=(engine, receivers, T0))
     run.start()
     wait_for(gate.reached.is_set, "the held mail")
@@ -119,7 +116,7 @@ class Clock:
 
 def test_one_receiver_gets_at_most_its_budget_per_run(engine, receivers, slack):
     receivers = {"slack": receivers["slack"]}
-    incidents(engine, 6, POLICY)
+    incidents(engine, 6)
     gate = slack.gates.add("chat.postMessage:after")
     policy, clock = RetryPolicy(budget_s=60), Clock()
     run = threading.Thread(

@@ -21,7 +21,7 @@ from tests.alerting.scenarios import (
     QUARTER,
     record,
     recovery_inside_an_expired_silence,
-    silence_config,
+    silence_env,
     tick,
 )
 
@@ -32,10 +32,8 @@ E, C = AlertLevel.ERROR, AlertLevel.CRITICAL
 def settings(engine, receivers, tmp_path, monkeypatch, http, smtp):
     """Settings as `dq run` builds them: dq.toml routes every level to Slack and email and ERROR
     to PagerDuty; the receivers talk to the loopback servers."""
-    config = silence_config(tmp_path / "dq.toml", http, smtp[0])
-    monkeypatch.setenv("DQ_DATABASE_URL", str(engine.url))
-    monkeypatch.setenv("DQ_CONFIG", str(config))
-    monkeypatch.setenv("DQ_STATE_DIR", str(tmp_path / "state"))
+    for name, value in silence_env(tmp_path, str(engine.url), http, smtp[0]).items():
+        monkeypatch.setenv(name, value)
     return Settings.from_environment(receivers=receivers)
 
 
