@@ -31,9 +31,10 @@ from tests.alerting.scenarios import (
 from tests.alerting.stand import Stand, loopback_stand
 
 NEW = {"slack root": 1, "email": 1, "pagerduty trigger": 1}  # a new ERROR incident
-RAISED = {"slack reply": 1, "slack edit": 1, "email": 1, "pagerduty trigger": 1}
+#: A later notification of an open ERROR incident.
+FOLLOW_UP = {"slack reply": 1, "slack edit": 1, "email": 1, "pagerduty trigger": 1}
 #: A WARNING incident (Slack root, email) raised to ERROR (reply, root edit, email, trigger).
-WARNING_THEN_ERROR = {"slack root": 1, **RAISED, "email": 2}
+WARNING_THEN_ERROR = {"slack root": 1, **FOLLOW_UP, "email": 2}
 
 
 @dataclass
@@ -78,7 +79,7 @@ def killed_after_the_root_post(fault: str) -> Row:
             "next notification replies in its thread"
         )
         return _count(
-            fault, {**NEW, **RAISED, "email": 2, "pagerduty trigger": 2}, b, started, notes
+            fault, {**NEW, **FOLLOW_UP, "email": 2, "pagerduty trigger": 2}, b, started, notes
         )
 
 

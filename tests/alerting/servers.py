@@ -4,7 +4,7 @@ answers), a PagerDuty Events API v2 endpoint, and an SMTP server with STARTTLS (
 self-signed certificate the tests trust. Gates hold a request at a chosen point (before or after
 the server acted, before it answers) until the test releases it, so a test can kill the client
 at exactly that point. Each can answer slowly (`delay_s`: seconds before every answer, after the
-request is taken in)."""
+request is taken in). `loopback_receivers` builds the receivers that talk to them."""
 
 from __future__ import annotations
 
