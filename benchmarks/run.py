@@ -2,6 +2,7 @@
 
 python -m benchmarks.run            # TPC-H SF1, median of 3 runs (about half an hour)
 python -m benchmarks.run --quick    # SF0.1, one run: checks the benchmarks themselves
+python -m benchmarks.run --only faults   # the fault catalogue (benchmarks/faults): no TPC-H
 """
 
 from __future__ import annotations
@@ -27,21 +28,26 @@ def main() -> None:
     )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument(
-        "--only", nargs="*", default=["basic", "grouping", "differential", "memory"]
+        "--only",
+        nargs="*",
+        default=["basic", "grouping", "differential", "memory"],
+        help="any of: basic grouping differential memory faults",
     )
     parser.add_argument("--no-readme", action="store_true", help="print only")
     args = parser.parse_args()
     scale, runs, wide_rows = (0.1, 1, 100_000) if args.quick else (1.0, 3, 1_000_000)
 
-    spark = spark_session(
-        app_name="dq-benchmarks",
-        config={
-            "spark.driver.memory": "8g",
-            "spark.sql.shuffle.partitions": "8",
-            "spark.ui.showConsoleProgress": "false",
-        },
-    )
-    files = data.lineitem_files(scale)
+    tpch = set(args.only) - {"faults"}
+    if tpch:
+        spark = spark_session(
+            app_name="dq-benchmarks",
+            config={
+                "spark.driver.memory": "8g",
+                "spark.sql.shuffle.partitions": "8",
+                "spark.ui.showConsoleProgress": "false",
+            },
+        )
+        files = data.lineitem_files(scale)
     sections, records = [], {}
     started = time.time()
     if "basic" in args.only:
@@ -63,7 +69,8 @@ def main() -> None:
         text, records["differential"] = differential.run(spark, by_month, runs)
         sections.append(("Differential updates", text))
         print(text, flush=True)
-    spark.stop()
+    if tpch:
+        spark.stop()
     if "memory" in args.only:
         out = subprocess.run(
             [sys.executable, "-m", "benchmarks.memory", str(files["parquet"])],
@@ -82,10 +89,16 @@ def main() -> None:
         )
         sections.append(("Memory: frequency states stay in Spark", text))
         print(text, flush=True)
+    if "faults" in args.only:  # its own process, which starts Spark only where a fault needs it
+        out = subprocess.run(
+            [sys.executable, "-m", "benchmarks.faults"], check=True, capture_output=True, text=True
+        )
+        sections.append(("Fault catalogue", out.stdout.strip()))
+        print(out.stdout, flush=True)
 
     header = (
         f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, 2 cores, local[2], "
-        f"TPC-H SF{scale:g} lineitem, {time.time() - started:.0f} s in all "
+        f"{f'TPC-H SF{scale:g} lineitem, ' if tpch else ''}{time.time() - started:.0f} s in all "
         f"(`python -m benchmarks.run{' --quick' if args.quick else ''}`)."
     )
     body = header + "\n\n" + "\n\n".join(f"### {title}\n\n{text}" for title, text in sections)

@@ -1,19 +1,18 @@
 from __future__ import annotations
 
 import datetime as dt
-import ssl
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from alerting.receivers import EmailReceiver, PagerDutyReceiver, SlackReceiver
 from checkers import AlertLevel, CheckOutcome, Status
 from checkers.storage import project_database
 from tests.alerting.servers import (
     PagerDutyStandIn,
     SlackStandIn,
     http_server,
+    loopback_receivers,
     self_signed_certificate,
     smtp_server,
 )
@@ -93,17 +92,4 @@ def smtp(certificate):
 def receivers(http, smtp, certificate, monkeypatch):
     monkeypatch.setenv("SLACK_BOT_TOKEN", SLACK_TOKEN)
     monkeypatch.setenv("PAGERDUTY_ROUTING_KEY", PAGERDUTY_KEY)
-    port, _ = smtp
-    cert, _ = certificate
-    return {
-        "slack": SlackReceiver("slack", "c0dq", base_url=f"{http}/api/"),
-        "email": EmailReceiver(
-            "email",
-            host="127.0.0.1",
-            port=port,
-            sender="dq@example.com",
-            recipients=["billing@example.com"],
-            ssl_context=lambda: ssl.create_default_context(cafile=str(cert)),
-        ),
-        "pagerduty": PagerDutyReceiver("pagerduty", url=f"{http}/v2/enqueue"),
-    }
+    return loopback_receivers(http, smtp[0], certificate[0])

@@ -4,7 +4,7 @@ answers), a PagerDuty Events API v2 endpoint, and an SMTP server with STARTTLS (
 self-signed certificate the tests trust. Gates hold a request at a chosen point (before or after
 the server acted, before it answers) until the test releases it, so a test can kill the client
 at exactly that point. Each can answer slowly (`delay_s`: seconds before every answer, after the
-request is taken in)."""
+request is taken in). `loopback_receivers` builds the receivers that talk to them."""
 
 from __future__ import annotations
 
@@ -26,6 +26,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from aiosmtpd.controller import Controller
+
+from alerting.receivers import EmailReceiver, PagerDutyReceiver, Receiver, SlackReceiver
 
 
 @dataclass
@@ -298,7 +300,7 @@ def self_signed_certificate(directory: Path) -> tuple[Path, Path]:
     return cert, key
 
 
-class _Mailbox:
+class Mailbox:
     def __init__(self, delay_s: float = 0.0) -> None:
         self.messages: list[Message] = []
         self.tls: list[bool] = []
@@ -321,10 +323,10 @@ def _free_port() -> int:
 
 
 @contextmanager
-def smtp_server(cert: Path, key: Path, *, delay_s: float = 0.0) -> Iterator[tuple[int, _Mailbox]]:
+def smtp_server(cert: Path, key: Path, *, delay_s: float = 0.0) -> Iterator[tuple[int, Mailbox]]:
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)
-    mailbox = _Mailbox(delay_s)
+    mailbox = Mailbox(delay_s)
     controller = Controller(
         mailbox, hostname="127.0.0.1", port=_free_port(), tls_context=context, require_starttls=True
     )
@@ -334,3 +336,20 @@ def smtp_server(cert: Path, key: Path, *, delay_s: float = 0.0) -> Iterator[tupl
     finally:
         mailbox.gates.release_all()
         controller.stop()
+
+
+def loopback_receivers(http: str, smtp_port: int, cert: Path) -> dict[str, Receiver]:
+    """Slack, email and PagerDuty receivers talking to the stand-ins (their secrets come from
+    SLACK_BOT_TOKEN and PAGERDUTY_ROUTING_KEY, which the caller sets)."""
+    return {
+        "slack": SlackReceiver("slack", "c0dq", base_url=f"{http}/api/"),
+        "email": EmailReceiver(
+            "email",
+            host="127.0.0.1",
+            port=smtp_port,
+            sender="dq@example.com",
+            recipients=["billing@example.com"],
+            ssl_context=lambda: ssl.create_default_context(cafile=str(cert)),
+        ),
+        "pagerduty": PagerDutyReceiver("pagerduty", url=f"{http}/v2/enqueue"),
+    }

@@ -11,22 +11,15 @@ import time
 
 import sqlalchemy as sa
 
-from alerting import EscalationPolicy, RetryPolicy, deliver_pending, handle_outcome
+from alerting import RetryPolicy, deliver_pending
 from alerting.backoff import load_backoff
 from alerting.receivers import SlackReceiver
-from checkers import AlertLevel
 from checkers.storage import as_utc, notifications
-from tests.alerting.conftest import T0, outcome
+from tests.alerting.conftest import T0
 from tests.alerting.deliverers import wait_for
+from tests.alerting.scenarios import incidents, slack_429_storm
 
-E = AlertLevel.ERROR
-POLICY = EscalationPolicy(routes={"slack": E, "email": E, "pagerduty": E})
 TICK = dt.timedelta(minutes=15)
-
-
-def incidents(engine, count: int) -> None:
-    for i in range(count):
-        handle_outcome(engine, outcome(E, check=f"check_{i}"), POLICY, T0)
 
 
 def slack_rows(engine) -> list[dict]:
@@ -36,11 +29,8 @@ def slack_rows(engine) -> list[dict]:
 
 
 def test_a_429_storm_defers_slack_and_delays_nobody(engine, receivers, slack, smtp, pagerduty):
-    incidents(engine, 5)
-    slack.rate_limited = "120"
-    started = time.monotonic()
-    report = deliver_pending(engine, receivers, T0)
-    elapsed = time.monotonic() - started
+    steps = slack_429_storm(engine, receivers, slack)
+    report, elapsed = next(steps)
     policy = RetryPolicy()
     assert elapsed < policy.budget_s + receivers["slack"].timeout_s  # the documented bound
     assert elapsed < 10  # in fact: not waited on at all (was 104 s for 5 incidents)
@@ -57,11 +47,10 @@ def test_a_429_storm_defers_slack_and_delays_nobody(engine, receivers, slack, sm
     )
     assert T0 + dt.timedelta(seconds=120) <= backoff.not_before <= limit  # type: ignore[operator]
 
-    deliver_pending(engine, receivers, T0 + dt.timedelta(seconds=60))  # persisted: left alone
+    next(steps)  # a run 60 s later: the persisted Retry-After leaves Slack alone
     assert slack.refused == 1 and len(slack_rows(engine)) == 5
 
-    slack.rate_limited = None
-    later = deliver_pending(engine, receivers, limit + dt.timedelta(seconds=1))
+    later, _ = next(steps)  # Slack is back, the run past the limit
     assert not later.pending and len(slack.roots()) == 5
     assert load_backoff(engine, "slack").consecutive_failures == 0
 

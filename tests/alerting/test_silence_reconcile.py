@@ -6,21 +6,25 @@ incident the receiver already knows about at the same level adds nothing."""
 from __future__ import annotations
 
 import datetime as dt
-import re
 
 import pytest
 import sqlalchemy as sa
 
-from alerting import EscalationPolicy, Silence, add_silence, handle_outcome
+from alerting import EscalationPolicy, Silence, add_silence
 from alerting.reconcile import RECONCILED, reconcile_mutes
 from checkers import AlertLevel
 from checkers.storage import notifications
 from scheduling.cli import EXIT_OK, EXIT_USAGE, main
-from scheduling.runner import run_checks
 from scheduling.settings import Settings
-from tests.alerting.conftest import T0, outcome
+from tests.alerting.conftest import T0
+from tests.alerting.scenarios import (
+    QUARTER,
+    record,
+    recovery_inside_an_expired_silence,
+    silence_env,
+    tick,
+)
 
-QUARTER = dt.timedelta(minutes=15)
 E, C = AlertLevel.ERROR, AlertLevel.CRITICAL
 
 
@@ -28,57 +32,9 @@ E, C = AlertLevel.ERROR, AlertLevel.CRITICAL
 def settings(engine, receivers, tmp_path, monkeypatch, http, smtp):
     """Settings as `dq run` builds them: dq.toml routes every level to Slack and email and ERROR
     to PagerDuty; the receivers talk to the loopback servers."""
-    port, _ = smtp
-    config = tmp_path / "dq.toml"
-    config.write_text(
-        f"""
-[receivers.slack]
-type = "slack"
-channel = "c0dq"
-base_url = "{http}/api/"
-
-[receivers.email]
-type = "email"
-host = "127.0.0.1"
-port = {port}
-sender = "dq@example.com"
-recipients = ["billing@example.com"]
-
-[receivers.pagerduty]
-type = "pagerduty"
-url = "{http}/v2/enqueue"
-
-[policies.default]
-routes = {{ slack = "WARNING", email = "WARNING", pagerduty = "ERROR" }}
-
-[[silences]]
-check = "orders_*"
-starts_at = {(T0 + 20 * QUARTER).isoformat()}
-ends_at = {(T0 + 24 * QUARTER).isoformat()}
-comment = "nightly reload"
-"""
-    )
-    monkeypatch.setenv("DQ_DATABASE_URL", str(engine.url))
-    monkeypatch.setenv("DQ_CONFIG", str(config))
-    monkeypatch.setenv("DQ_STATE_DIR", str(tmp_path / "state"))
+    for name, value in silence_env(tmp_path, str(engine.url), http, smtp[0]).items():
+        monkeypatch.setenv(name, value)
     return Settings.from_environment(receivers=receivers)
-
-
-def tick(settings, quarters: int):
-    """One `dq run` tick with nothing due: replay, reconcile ended mutes, deliver."""
-    report = run_checks([], now=T0 + quarters * QUARTER, settings=settings)
-    assert report.delivery is not None and not report.delivery.pending
-    return report
-
-
-def record(settings, level, quarters: int, policy=None):
-    return handle_outcome(
-        settings.engine,
-        outcome(level),
-        policy or settings.default_policy,
-        T0 + quarters * QUARTER,
-        mutes=settings.mutes,
-    )
 
 
 def statuses(engine) -> list[tuple[str, str, str]]:
@@ -91,35 +47,25 @@ def statuses(engine) -> list[tuple[str, str, str]]:
     return [tuple(r) for r in rows]  # type: ignore[misc]
 
 
-def test_recovery_inside_an_expired_silence_resolves_everywhere(
-    settings, slack, pagerduty, smtp, capsys
-):
+def test_recovery_inside_an_expired_silence_resolves_everywhere(settings, slack, pagerduty, smtp):
     _, mailbox = smtp
-    record(settings, E, 0)
-    tick(settings, 0)
+    steps = recovery_inside_an_expired_silence(settings)
+    next(steps)  # the incident is told
     [root] = slack.roots()
     assert [e["event_action"] for e in pagerduty.events] == ["trigger"]
     assert len(mailbox.messages) == 1
 
-    at = (T0 + QUARTER).isoformat()
-    assert (
-        main(["silence", "add", "orders_*", "--for", "2h", "--comment", "backfill", "--at", at])
-        == EXIT_OK
-    )
-    silence_id = int(re.search(r"silence (\d+):", capsys.readouterr().out).group(1))  # type: ignore[union-attr]
-    assert main(["silence", "list", "--at", at]) == EXIT_OK
-    listed = capsys.readouterr().out
-    assert f"{silence_id}  active    orders_*" in listed and "upcoming  orders_*" in listed
+    silence_id, added, (listed, out) = next(steps)  # type: ignore[misc]
+    assert added == EXIT_OK and listed == EXIT_OK
+    assert f"{silence_id}  active    orders_*" in out and "upcoming  orders_*" in out
 
-    recovered = record(settings, None, 2)  # the check recovers inside the silence
-    assert set(recovered.suppressed) == {"slack", "email", "pagerduty"}
-    tick(settings, 2)
-    tick(settings, 3)  # still silenced: nothing goes out
+    recovered = next(steps)  # the check recovers inside the silence
+    assert set(recovered.suppressed) == {"slack", "email", "pagerduty"}  # type: ignore[attr-defined]
+    next(steps)  # two ticks, still silenced: nothing goes out
     assert len(pagerduty.events) == 1 and not slack.replies(root) and len(mailbox.messages) == 1
     assert root.text.startswith("[DQ] ERROR")
 
-    assert main(["silence", "expire", str(silence_id), "--at", (T0 + 3 * QUARTER).isoformat()]) == 0
-    tick(settings, 4)  # the next tick reconciles and delivers
+    assert next(steps) == EXIT_OK  # expired; the next tick reconciles and delivers
     assert [e["event_action"] for e in pagerduty.events] == ["trigger", "resolve"]
     assert pagerduty.events[0]["dedup_key"] == pagerduty.events[1]["dedup_key"]
     assert root.text.startswith("[DQ] RESOLVED") and root.edits
@@ -128,7 +74,7 @@ def test_recovery_inside_an_expired_silence_resolves_everywhere(
     assert len(mailbox.messages) == 2 and "[DQ] RESOLVED" in mailbox.messages[1]["Subject"]
     assert mailbox.messages[1]["In-Reply-To"] == mailbox.messages[0]["Message-ID"]
 
-    tick(settings, 5)  # reconciled once: nothing more
+    next(steps, None)  # reconciled once: the next tick sends nothing more
     assert len(pagerduty.events) == 2 and len(slack.messages) == 2 and len(mailbox.messages) == 2
     assert main(["silence", "expire", str(silence_id)]) == EXIT_USAGE  # already over
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import signal
 import socket
 import subprocess
@@ -32,10 +31,21 @@ from scheduling.settings import Settings
 from scheduling.spool import Spool
 from tests.alerting.conftest import outcome
 from tests.conftest import POSTGRES_URL
+from tests.scheduling.outages import (
+    alerts,
+    dq,
+    outage_env,
+    read_only_then_writable,
+    spooled,
+)
 
-ROOT = Path(__file__).resolve().parents[2]
 SEVEN = dt.datetime(2026, 11, 22, 7, 0, tzinfo=dt.UTC)
 WINDOW = ["2026-11-22T06:45:00+00:00", "2026-11-22T07:00:00+00:00"]
+
+
+@pytest.fixture
+def env(tmp_path) -> dict[str, str]:
+    return outage_env(tmp_path)
 
 
 @pytest.fixture
@@ -51,54 +61,6 @@ def fresh_database() -> Iterator[sa.URL]:
         with admin.connect() as connection:
             connection.execute(sa.text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
         admin.dispose()
-
-
-def read_only(url: sa.URL, on: bool) -> None:
-    """The server refuses every write in new sessions of this database."""
-    admin = sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(
-            sa.text(
-                f"ALTER DATABASE {url.database} SET default_transaction_read_only = "
-                f"{'on' if on else 'off'}"
-            )
-        )
-    admin.dispose()
-
-
-@pytest.fixture
-def env(tmp_path) -> dict[str, str]:
-    csv = tmp_path / "numbers.csv"
-    csv.write_text("n,label\n1,a\n-2,b\n")  # cli_positive fails (ERROR), cli_labelled passes
-    return {
-        **os.environ,
-        "PYTHONPATH": str(ROOT),
-        "DQ_CHECKS": "tests.scheduling.cli_fixture_checks",
-        "DQ_CLI_CSV": str(csv),
-        "DQ_STATE_DIR": str(tmp_path / "state"),
-        "DQ_CONFIG": str(tmp_path / "none.toml"),  # embedded default: console and file
-    }
-
-
-def dq(env: dict[str, str], url: sa.URL, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "scheduling.cli", *args],
-        env={**env, "DQ_DATABASE_URL": url.render_as_string(hide_password=False)},
-        cwd=env["DQ_STATE_DIR"].rsplit("/", 1)[0],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
-def spooled(env: dict[str, str]) -> list[dict]:
-    path = Path(env["DQ_STATE_DIR"]) / "spool" / "outcomes.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
-def alerts(env: dict[str, str]) -> list[dict]:
-    path = Path(env["DQ_STATE_DIR"]) / "alerts.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
 def assert_outage_reported(run: subprocess.CompletedProcess[str], env: dict[str, str]) -> None:
@@ -150,14 +112,12 @@ def assert_replayed(
 
 @pytest.mark.postgres
 def test_read_only_database_spools_then_the_next_run_records_and_delivers(fresh_database, env):
-    project_database(fresh_database.render_as_string(hide_password=False)).dispose()
-    read_only(fresh_database, True)
-    first = dq(env, fresh_database, "run", "--due", "--at", "2026-11-22T07:00:00")
+    steps = read_only_then_writable(fresh_database, env)
+    first = next(steps)
     assert_outage_reported(first, env)
     assert "ReadOnlySqlTransaction" in first.stderr and "[SQL" not in first.stderr
 
-    read_only(fresh_database, False)
-    second = dq(env, fresh_database, "run", "--due", "--at", "2026-11-22T07:10:00")
+    second = next(steps)  # the database is writable again
     assert_replayed(second, env, fresh_database)
 
 

@@ -1,0 +1,149 @@
+"""Two `dq run --due` processes started at the same moment (a cron tick and a manual run, a
+second apart) on one due, failing check, with Slack, PagerDuty and SMTP answering slowly, on a
+fresh SQLite or PostgreSQL project database (tests/scheduling/test_overlapping_runs.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from checkers.storage import claims, incidents, notifications, runs
+from tests.alerting.conftest import PAGERDUTY_KEY, SLACK_TOKEN
+from tests.alerting.servers import (
+    Mailbox,
+    PagerDutyStandIn,
+    SlackStandIn,
+    http_server,
+    self_signed_certificate,
+    smtp_server,
+)
+from tests.scheduling.databases import fresh_database
+
+ROOT = Path(__file__).parents[2]
+DELAY_S = 1.0  # every receiver answers after a second
+GATED = [sys.executable, "-m", "tests.scheduling.gated_dq"]
+TIMES = ["2026-11-22T07:00:00", "2026-11-22T07:00:01"]  # both windows start at 06:45
+
+
+@dataclass
+class Overlap:
+    codes: list[int]
+    outputs: list[str]  # stdout of each run
+    recorded: dict[str, int]  # rows in the project database
+    slack: SlackStandIn
+    pagerduty: PagerDutyStandIn
+    mailbox: Mailbox
+    seconds: float  # from the start gate opening to both runs done
+
+
+def _config(path: Path, http: str, smtp_port: int) -> Path:
+    path.write_text(
+        f"""
+[receivers.slack]
+type = "slack"
+channel = "C0DQ"
+base_url = "{http}/api/"
+
+[receivers.email]
+type = "email"
+host = "127.0.0.1"
+port = {smtp_port}
+sender = "dq@example.com"
+recipients = ["billing@example.com"]
+
+[receivers.pagerduty]
+type = "pagerduty"
+url = "{http}/v2/enqueue"
+
+[policies.default]
+routes = {{ slack = "warning", email = "warning", pagerduty = "critical" }}
+"""
+    )
+    return path
+
+
+def _wait_for(paths: list[Path], processes: list[subprocess.Popen]) -> None:
+    deadline = time.monotonic() + 120
+    while not all(p.exists() for p in paths):
+        dead = [p for p in processes if p.poll() is not None]
+        if dead or time.monotonic() > deadline:
+            raise AssertionError(f"runs not ready: {[p.communicate() for p in dead]}")
+        time.sleep(0.05)
+
+
+def overlapping_due_runs(kind: str, tmp_path: Path) -> Overlap:
+    """Both runs behind a start gate that opens once both have imported everything."""
+    cert, key = self_signed_certificate(tmp_path)
+    slack, pagerduty = SlackStandIn(SLACK_TOKEN, delay_s=DELAY_S), PagerDutyStandIn(delay_s=DELAY_S)
+    csv = tmp_path / "orders.csv"
+    csv.write_text("order_id,customer\n1,10\n2,\n3,30\n")
+    go = tmp_path / "go"
+    with (
+        fresh_database(kind, tmp_path) as url,
+        http_server(slack, pagerduty) as http,
+        smtp_server(cert, key, delay_s=DELAY_S) as (smtp_port, mailbox),
+    ):
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "PYSPARK_PYTHON": sys.executable,
+            "DQ_CHECKS": "tests.scheduling.overlap_checks",
+            "DQ_OVERLAP_CSV": str(csv),
+            "DQ_DATABASE_URL": url,
+            "DQ_CONFIG": str(_config(tmp_path / "dq.toml", http, smtp_port)),
+            "DQ_STATE_DIR": str(tmp_path / "state"),
+            "SLACK_BOT_TOKEN": SLACK_TOKEN,
+            "PAGERDUTY_ROUTING_KEY": PAGERDUTY_KEY,
+            "SSL_CERT_FILE": str(cert),  # the SMTP stand-in's certificate is trusted
+        }
+        ready = [tmp_path / f"ready-{i}" for i in range(2)]
+        processes = [
+            subprocess.Popen(
+                [*GATED, str(ready[i]), str(go), "run", "--due", "--at", TIMES[i]],
+                env=env,
+                cwd=tmp_path,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for i in range(2)
+        ]
+        try:
+            _wait_for(ready, processes)
+            go.touch()  # both runs start now
+            started = time.monotonic()
+            outputs = [p.communicate(timeout=300)[0] for p in processes]
+            seconds = time.monotonic() - started
+        finally:
+            for p in processes:
+                p.kill()
+                p.wait()
+        engine = sa.create_engine(url)
+        try:
+            recorded = _counts(engine)
+        finally:
+            engine.dispose()
+    codes = [p.returncode for p in processes]
+    return Overlap(codes, outputs, recorded, slack, pagerduty, mailbox, seconds)
+
+
+def _counts(engine: sa.Engine) -> dict[str, int]:
+    def count(table: sa.Table, *where: sa.ColumnElement[bool]) -> int:
+        return connection.execute(
+            sa.select(sa.func.count()).select_from(table).where(*where)
+        ).scalar_one()
+
+    with engine.connect() as connection:
+        return {
+            "runs": count(runs),
+            "incidents": count(incidents),
+            "claims done": count(claims, claims.c.status == "done"),
+            "sent": count(notifications, notifications.c.status == "sent"),
+            "other": count(notifications, notifications.c.status != "sent"),
+        }
