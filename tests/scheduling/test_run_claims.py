@@ -14,7 +14,7 @@ from alerting.pipeline import insert_run
 from alerting.policy import EscalationPolicy
 from checkers import CheckOutcome, Status
 from checkers.storage import claims, project_database, runs, utc_now
-from scheduling.claims import ClaimState, WindowHeld, claim, hold_windows, mark_done
+from scheduling.claims import Claim, ClaimState, WindowHeld, claim, hold_windows, mark_done
 from scheduling.cli import EXIT_FAILED, EXIT_OK, main
 from scheduling.runner import _record, run_named
 from scheduling.settings import Settings
@@ -129,6 +129,6 @@ def test_a_run_whose_claim_was_taken_over_does_not_record(engine):
     other = claim(engine, "cli_daily", (START, SEVEN), holder=OTHER, lease=HOUR, now=utc_now())
     assert other.state is ClaimState.CLAIMED  # ... and another run took the window over
     outcome = CheckOutcome(check="cli_daily", status=Status.PASSED, total=3)
-    lost = _record(settings, mine, CliDaily, outcome, SEVEN, window=(START, SEVEN), links={})
-    assert lost is not None and lost.holder == OTHER
+    lost = _record(settings, mine, CliDaily, outcome, SEVEN, window=(START, SEVEN))
+    assert isinstance(lost, Claim) and lost.holder == OTHER
     assert _runs(engine) == []  # the outcome is the new holder's to record
