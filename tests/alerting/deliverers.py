@@ -16,35 +16,16 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from tests.alerting.conftest import PAGERDUTY_KEY, SLACK_TOKEN
+from tests.alerting.servers import loopback_receivers_toml
 from tests.conftest import MARIADB_URL, POSTGRES_URL
 
 REPO = Path(__file__).resolve().parents[2]
 
-CONFIG = """
-[receivers.slack]
-type = "slack"
-channel = "C0DQ"
-base_url = "{http}/api/"
-timeout_s = 10
-
-[receivers.email]
-type = "email"
-host = "127.0.0.1"
-port = {smtp_port}
-sender = "dq@example.com"
-recipients = ["billing@example.com"]
-timeout_s = 10
-
-[receivers.pagerduty]
-type = "pagerduty"
-url = "{http}/v2/enqueue"
-timeout_s = 10
-"""
 
 
 def deliverer_env(tmp_path: Path, url: str, http: str, smtp_port: int, cert: Path) -> dict:
     config = tmp_path / "dq.toml"
-    config.write_text(CONFIG.format(http=http, smtp_port=smtp_port))
+    config.write_text(loopback_receivers_toml(http, smtp_port, timeout_s=10))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DQ_", "SLACK", "PAGERDUTY"))}
     env.update(
         PYTHONPATH=str(REPO),

@@ -30,7 +30,13 @@ from tests.alerting.deliverers import (
     start_deliver,
     wait_for,
 )
-from tests.alerting.servers import Gate, Mailbox, PagerDutyStandIn, SlackStandIn
+from tests.alerting.servers import (
+    Gate,
+    Mailbox,
+    PagerDutyStandIn,
+    SlackStandIn,
+    loopback_receivers_toml,
+)
 
 W, E = AlertLevel.WARNING, AlertLevel.ERROR
 POLICY = EscalationPolicy(
@@ -173,22 +179,7 @@ def silence_env(tmp_path: Path, url: str, http: str, smtp_port: int) -> dict[str
     config = tmp_path / "dq.toml"
     config.write_text(
         f"""
-[receivers.slack]
-type = "slack"
-channel = "c0dq"
-base_url = "{http}/api/"
-
-[receivers.email]
-type = "email"
-host = "127.0.0.1"
-port = {smtp_port}
-sender = "dq@example.com"
-recipients = ["billing@example.com"]
-
-[receivers.pagerduty]
-type = "pagerduty"
-url = "{http}/v2/enqueue"
-
+{loopback_receivers_toml(http, smtp_port)}
 [policies.default]
 routes = {{ slack = "WARNING", email = "WARNING", pagerduty = "ERROR" }}
 

@@ -353,3 +353,26 @@ def loopback_receivers(http: str, smtp_port: int, cert: Path) -> dict[str, Recei
         ),
         "pagerduty": PagerDutyReceiver("pagerduty", url=f"{http}/v2/enqueue"),
     }
+
+
+def loopback_receivers_toml(http: str, smtp_port: int, *, timeout_s: float | None = None) -> str:
+    """The dq.toml receivers `slack`, `email` and `pagerduty` talking to the stand-ins (a `dq`
+    process reads them; its secrets come from the environment)."""
+    timeout = "" if timeout_s is None else f"\ntimeout_s = {timeout_s}"
+    return f"""
+[receivers.slack]
+type = "slack"
+channel = "C0DQ"
+base_url = "{http}/api/"{timeout}
+
+[receivers.email]
+type = "email"
+host = "127.0.0.1"
+port = {smtp_port}
+sender = "dq@example.com"
+recipients = ["billing@example.com"]{timeout}
+
+[receivers.pagerduty]
+type = "pagerduty"
+url = "{http}/v2/enqueue"{timeout}
+"""

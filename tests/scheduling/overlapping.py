@@ -20,6 +20,7 @@ from tests.alerting.servers import (
     PagerDutyStandIn,
     SlackStandIn,
     http_server,
+    loopback_receivers_toml,
     self_signed_certificate,
     smtp_server,
 )
@@ -45,22 +46,7 @@ class Overlap:
 def _config(path: Path, http: str, smtp_port: int) -> Path:
     path.write_text(
         f"""
-[receivers.slack]
-type = "slack"
-channel = "C0DQ"
-base_url = "{http}/api/"
-
-[receivers.email]
-type = "email"
-host = "127.0.0.1"
-port = {smtp_port}
-sender = "dq@example.com"
-recipients = ["billing@example.com"]
-
-[receivers.pagerduty]
-type = "pagerduty"
-url = "{http}/v2/enqueue"
-
+{loopback_receivers_toml(http, smtp_port)}
 [policies.default]
 routes = {{ slack = "warning", email = "warning", pagerduty = "critical" }}
 """
