@@ -7,9 +7,8 @@ import datetime as dt
 import os
 import subprocess
 import sys
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -55,14 +54,6 @@ def deliver(env: dict, at: dt.datetime) -> str:
     out, err = process.communicate(timeout=120)
     assert process.returncode == 0, err
     return out
-
-
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    """Poll `condition` until it holds, failing after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
 
 
 @contextmanager

@@ -28,7 +28,6 @@ from tests.alerting.deliverers import (
     deliver,
     deliverer_env,
     start_deliver,
-    wait_for,
 )
 from tests.alerting.servers import (
     Gate,
@@ -37,6 +36,7 @@ from tests.alerting.servers import (
     SlackStandIn,
     loopback_receivers_toml,
 )
+from tests.polling import wait_for
 
 W, E = AlertLevel.WARNING, AlertLevel.ERROR
 POLICY = EscalationPolicy(

@@ -16,8 +16,8 @@ from alerting.backoff import load_backoff
 from alerting.receivers import SlackReceiver
 from checkers.storage import as_utc, notifications
 from tests.alerting.conftest import T0
-from tests.alerting.deliverers import wait_for
 from tests.alerting.scenarios import incidents, slack_429_storm
+from tests.polling import wait_for
 
 TICK = dt.timedelta(minutes=15)
 

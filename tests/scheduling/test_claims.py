@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import sqlalchemy as sa
 
 from checkers.storage import claims, project_database, utc_now
 from scheduling.claims import ClaimState, claim, hold_windows, mark_done
+from tests.polling import wait_for
 from tests.scheduling.databases import KINDS, fresh_database
 
 START = dt.datetime(2026, 11, 22, 6, 45, 0, 123456, tzinfo=dt.UTC)  # microseconds key claims
@@ -135,16 +135,6 @@ def _lease_until(url: str) -> dt.datetime:
     return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
 
 
-def _wait_for(condition, what: str, deadline_s: float = 30.0):
-    give_up = time.monotonic() + deadline_s
-    while time.monotonic() < give_up:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.mark.parametrize("kind", KINDS[:2])  # processes and leases; the SQL is tested on all
 def test_heartbeat_keeps_a_live_holder_and_a_killed_holders_lease_expires(kind, tmp_path):
     lease = dt.timedelta(seconds=1.5)
@@ -157,10 +147,10 @@ def test_heartbeat_keeps_a_live_holder_and_a_killed_holders_lease_expires(kind, 
             stdin=subprocess.PIPE,
         )
         try:
-            _wait_for(ready.exists, "the holder to claim")
+            wait_for(ready.exists, "the holder to claim")
             first = _lease_until(url)
             # past the first lease: the heartbeat has renewed it, so the window is still held
-            _wait_for(lambda: utc_now() > first + dt.timedelta(seconds=0.5), "the first lease")
+            wait_for(lambda: utc_now() > first + dt.timedelta(seconds=0.5), "the first lease")
             assert _lease_until(url) > first
             live = claim(engine, "orders", (START, END), holder="b:2:y", lease=lease, now=utc_now())
             assert live.state is ClaimState.HELD
@@ -173,7 +163,7 @@ def test_heartbeat_keeps_a_live_holder_and_a_killed_holders_lease_expires(kind, 
                 )
                 return c if c.state is ClaimState.CLAIMED else None
 
-            taken = _wait_for(takeover, "the dead holder's lease to expire")
+            taken = wait_for(takeover, "the dead holder's lease to expire")
             assert taken.taken_over_from == live.holder
         finally:
             holder.kill()
