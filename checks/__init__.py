@@ -3,5 +3,6 @@ into outcomes, and the example checks (`checks.examples`)."""
 
 from checks.base import QualityCheck
 from checks.registry import discover, get, registered
+from checks.task_states import TaskStates
 
-__all__ = ["QualityCheck", "discover", "get", "registered"]
+__all__ = ["QualityCheck", "TaskStates", "discover", "get", "registered"]

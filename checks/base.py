@@ -25,6 +25,7 @@ from checkers.tolerances import NoFailures, Tolerance
 from checks import registry
 from checks.definition import validate_definition
 from checks.problems import snake as _snake
+from checks.task_states import TaskStates
 
 if TYPE_CHECKING:
     from checkers._checker import Checker
@@ -57,6 +58,9 @@ class QualityCheck:
     sample_size: ClassVar[int] = 20
     #: Columns whose values never leave the run (PII): masked in samples, alerts and logs.
     masked_columns: ClassVar[tuple[str, ...]] = ()
+    #: Under Airflow, what its outcomes make of the check's task (None: DQ_TASK_FAILS_AT and
+    #: DQ_TASK_FAILS_ON_ERROR; see checks.task_states).
+    task_states: ClassVar[TaskStates | None] = None
     abstract: ClassVar[bool] = False
 
     def __init_subclass__(cls, *, register: bool = True, **kwargs: object) -> None:

@@ -125,6 +125,17 @@ def _flag(value: object) -> str | None:
     return None if isinstance(value, bool) else f"allow_empty must be True or False, got {value!r}"
 
 
+def _task_states(value: object) -> str | None:
+    from checks.task_states import TaskStates
+
+    if value is None or isinstance(value, TaskStates):
+        return None
+    return (
+        "task_states must be a TaskStates (or None for the deployment's default), e.g. "
+        f"task_states = TaskStates(fail_at=AlertLevel.CRITICAL), got {value!r}"
+    )
+
+
 _RULES: dict[str, Callable[[object], str | None]] = {
     "parser": _parser,
     "clock": _clock,
@@ -138,6 +149,7 @@ _RULES: dict[str, Callable[[object], str | None]] = {
     "masked_columns": lambda v: _names(v, "masked_columns", "('email', 'phone')"),
     "sample_size": _sample_size,
     "allow_empty": _flag,
+    "task_states": _task_states,
 }
 
 
