@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 SQL_START = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart"
@@ -114,7 +115,7 @@ def read_application(path: Path) -> Application:
     for event in _events(path):
         kind = event.get("Event")
         if kind == "SparkListenerApplicationStart":
-            app_id, name = event.get("App ID", app_id), event.get("App Name", "")
+            app_id, name = str(event.get("App ID", app_id)), str(event.get("App Name", ""))
         elif kind == "SparkListenerJobStart":
             jobs += 1
         elif kind in (SQL_START, SQL_ADAPTIVE):
@@ -123,18 +124,16 @@ def read_application(path: Path) -> Application:
     return Application(app_id, name, jobs, {k: frozenset(v) for k, v in scans.items() if v})
 
 
-def scanned_sources(plan: Mapping[str, object]) -> set[str]:
+def scanned_sources(plan: Mapping[str, Any]) -> set[str]:
     """Sources the scan nodes of one `sparkPlanInfo` tree read (not below a cached plan)."""
     name = str(plan.get("nodeName", "")).strip()
     if name.startswith(NOT_SOURCES):
         return set()
     found: set[str] = set()
-    metadata = plan.get("metadata") or {}
-    assert isinstance(metadata, Mapping)
     if "Scan" in name.split(" ")[0]:
-        location = metadata.get("Location")
+        location = (plan.get("metadata") or {}).get("Location")
         found.update(_roots(str(location)) if location else {name})
-    for child in plan.get("children") or ():  # type: ignore[attr-defined]
+    for child in plan.get("children") or ():
         found |= scanned_sources(child)
     return found
 
@@ -146,7 +145,7 @@ def _roots(location: str) -> set[str]:
     return {urlparse(r).path if r.startswith("file:") else r for r in roots}
 
 
-def _events(path: Path) -> Iterator[dict[str, object]]:
+def _events(path: Path) -> Iterator[dict[str, Any]]:
     with path.open() as lines:
         for line in lines:
             try:
