@@ -16,40 +16,10 @@ import sqlalchemy as sa
 
 from checkers.storage import runs
 from scheduling.manifest import build_manifest, render
-from tests.dags import fixture_checks
+from tests.dags.environment import dag_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 AIRFLOW = Path(sys.executable).with_name("airflow")
-FIXTURES = [
-    getattr(fixture_checks, n)
-    for n in dir(fixture_checks)
-    if isinstance(getattr(fixture_checks, n), type)
-    and getattr(fixture_checks, n).__module__ == fixture_checks.__name__
-]
-
-
-def dag_environment(home: Path) -> dict[str, str]:
-    """A temporary AIRFLOW_HOME running dags/ over the fixture checks and their two CSV files."""
-    manifest = home / "manifest.json"
-    manifest.write_text(render(build_manifest(FIXTURES, packages=[fixture_checks.__name__])))
-    (home / "numbers.csv").write_text("n\n1\n-2\n3\n")
-    (home / "letters.csv").write_text("c\na\nB\nc\n")
-    return {
-        **os.environ,
-        "AIRFLOW_HOME": str(home),
-        "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags"),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
-        "PYTHONPATH": str(ROOT),
-        "DQ_MANIFEST": str(manifest),
-        "DQ_CHECKS": fixture_checks.__name__,
-        "DQ_FIXTURE_CSV": str(home / "numbers.csv"),
-        "DQ_FIXTURE_LETTERS": str(home / "letters.csv"),
-        "DQ_DATABASE_URL": f"sqlite:///{home / 'dq.db'}",
-        "DQ_STATE_DIR": str(home / "state"),
-        "DQ_CONFIG": str(home / "no-dq.toml"),
-        "DQ_TASK_RETRY_DELAY_S": "0",
-    }
 
 
 @pytest.fixture(scope="module")
