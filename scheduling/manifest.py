@@ -44,6 +44,9 @@ def build_manifest(checks: Iterable[type[QualityCheck]]) -> dict[str, object]:
             "clock": clock_spec(c.clock),
             "owner": c.owner,
             "module": c.__module__,
+            # Airflow assets (checks/readiness.py): emitted when green / also triggering the check
+            "guards": None if c.guards is None else c.guards.airflow_asset(c.name),
+            "after": [{"uri": a} if "://" in a else {"name": a} for a in c.after],
         }
         for c in sorted(checks, key=lambda c: c.name)
     ]

@@ -17,6 +17,7 @@ from alerting.reconcile import reconcile_mutes
 from checkers.outcome import CheckOutcome
 from checks import QualityCheck, registered
 from checks.problems import DefinitionProblem, problem_outcome
+from checks.readiness import Readiness, publish_readiness
 from scheduling.claims import (
     Claim,
     ClaimLost,
@@ -47,6 +48,8 @@ class RunReport:
     spooled: list[CheckOutcome] = field(default_factory=list)  # not recorded: database down
     database_error: str | None = None
     skipped: list[Claim] = field(default_factory=list)  # windows another run holds or did
+    #: What each guarded check's run did to its asset's readiness marker; `error`: not written.
+    readiness: list[Readiness] = field(default_factory=list)
 
 
 def _policies(
@@ -89,6 +92,7 @@ def run_checks(
     skipped = list(claimed.skipped.values())
     outcomes: list[CheckOutcome] = []
     spooled: list[CheckOutcome] = []
+    gates: list[Readiness] = []
     with claimed:  # leases renewed while the checks evaluate
         evaluated = (
             evaluate_checks(
@@ -112,6 +116,10 @@ def run_checks(
             outcomes.append(outcome)
             if not recorded:
                 spooled.append(outcome)
+            # after the record: a crash in between leaves no marker (checks/readiness.py)
+            engine = settings.engine if recorded else None
+            if gate := publish_readiness(engine, subject, outcome, now, window=window):
+                gates.append(gate)
     delivery = None
     with tolerated(settings):
         if settings.database_error is None:
@@ -119,7 +127,9 @@ def run_checks(
             delivery = deliver_pending(
                 settings.engine, settings.receivers, now, retry=settings.delivery
             )
-    return RunReport(outcomes, list(windows), delivery, spooled, settings.database_error, skipped)
+    return RunReport(
+        outcomes, list(windows), delivery, spooled, settings.database_error, skipped, gates
+    )
 
 
 def _record(
