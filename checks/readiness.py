@@ -14,7 +14,7 @@ outcome stays recorded.
 Airflow naming convention (the dq_checks DAG and consuming DAGs follow it):
 - guarded asset `A` (`Guarded.asset`, default the check's name) is the Airflow asset
   `Asset(name=A, uri="dq://ready/A")`; the DAG emits an event for it only after a run whose
-  `Readiness` is ready without error (the event's extra: the marker content, `marker_content`);
+  `Readiness` is ready without error, with `Readiness.content` (the marker's JSON) as extra;
   consumers schedule on `Asset.ref(name=A)` or that same `Asset(...)`;
 - an `after` entry `x` is `Asset.ref(uri=x)` when it contains `://`, else `Asset.ref(name=x)`;
 - the manifest carries both per check: `"guards": {"name": A, "uri": "dq://ready/A"}` or null,
@@ -44,7 +44,8 @@ class Readiness:
     """What one run did to the readiness of the asset its check guards. `ready`: the asset is
     ready for `window_end` now; `marker`: the marker file (None: the database row only);
     `error`: what could not be written or removed (the Airflow task should fail and retry);
-    `superseded`: a later window's verdict stands, nothing was changed."""
+    `superseded`: a later window's verdict stands, nothing was changed; `content`: what the
+    marker says (JSON-safe; the Airflow asset event's extra), when ready."""
 
     asset: str
     check: str
@@ -53,6 +54,7 @@ class Readiness:
     marker: str | None = None
     error: str | None = None
     superseded: bool = False
+    content: dict[str, object] | None = None
 
     def describe(self) -> str:
         state = "ready" if self.ready else "not ready"
@@ -91,19 +93,23 @@ def _run_id(
         return found.scalar()
 
 
-def _save_row(engine: Engine, values: dict[str, object]) -> None:
+def _save_row(engine: Engine, values: dict[str, object], errors: list[str]) -> None:
     """The asset's row becomes `values`, unless a later window's verdict arrived meanwhile."""
     asset, end = values["asset"], values["window_end"]
-    with engine.begin() as connection:
-        known = connection.execute(
-            sa.select(readiness.c.window_end).where(readiness.c.asset == asset).with_for_update()
-        ).first()
-        if known is None:
-            connection.execute(readiness.insert().values(**values))
-        elif not as_utc(known[0]) > end:  # type: ignore[operator]
-            connection.execute(
-                readiness.update().where(readiness.c.asset == asset).values(**values)
-            )
+    try:
+        with engine.begin() as connection:
+            known = connection.execute(
+                sa.select(readiness.c.window_end)
+                .where(readiness.c.asset == asset)
+                .with_for_update()
+            ).first()
+            if known is None:
+                connection.execute(readiness.insert().values(**values))
+            elif not as_utc(known[0]) > end:  # type: ignore[operator]
+                update = readiness.update().where(readiness.c.asset == asset)
+                connection.execute(update.values(**values))
+    except sa.exc.SQLAlchemyError as exc:
+        errors.append(f"cannot write dq_readiness: {_describe(exc)}")
 
 
 def _locate(check: type, guards: Guarded, now: dt.datetime, errors: list[str]) -> Path | None:
@@ -156,38 +162,50 @@ def publish_readiness(
         engine = None
         if green:  # whether a later verdict stands is unknown: claim nothing
             return _logged(replace(found, error="; ".join(errors)))
+    content = marker_content(found.asset, outcome, (start, end), run_id)
     if marker is not None:
-        existing = read_marker(marker)
-        later_end = window_end(existing)
-        if later_end is not None and later_end > end:
+        if (window_end(read_marker(marker)) or end) > end:
             return _logged(replace(found, ready=True, superseded=True))
-        try:
-            if green:
-                write_marker(marker, marker_content(found.asset, outcome, (start, end), run_id))
-            else:
-                marker.unlink(missing_ok=True)
-        except OSError as exc:
-            verb = "write" if green else "remove the earlier"
-            errors.append(f"cannot {verb} marker {marker}: {_describe(exc)}")
-    ready = green and not errors
+        _put_marker(marker, content if green else None, errors)
     if engine is not None:
-        row = {
-            "asset": found.asset,
-            "check_name": outcome.check,
-            "ready": ready,
-            "status": outcome.status.value,
-            "window_start": start,
-            "window_end": end,
-            "run_id": run_id,
-            "marker": found.marker,
-            "error": "; ".join(errors) or None,
-            "updated_at": utc_now(),
-        }
-        try:
-            _save_row(engine, row)
-        except sa.exc.SQLAlchemyError as exc:
-            errors.append(f"cannot write dq_readiness: {_describe(exc)}")
-    return _logged(replace(found, ready=ready and not errors, error="; ".join(errors) or None))
+        _save_row(engine, _row(found, outcome, start, run_id, green and not errors, errors), errors)
+    ready = green and not errors
+    error = "; ".join(errors) or None
+    return _logged(replace(found, ready=ready, error=error, content=content if ready else None))
+
+
+def _put_marker(marker: Path, content: dict[str, object] | None, errors: list[str]) -> None:
+    """Write the marker (`content`), or remove it (None)."""
+    try:
+        if content is not None:
+            write_marker(marker, content)
+        else:
+            marker.unlink(missing_ok=True)
+    except OSError as exc:
+        verb = "write" if content is not None else "remove the earlier"
+        errors.append(f"cannot {verb} marker {marker}: {_describe(exc)}")
+
+
+def _row(
+    found: Readiness,
+    outcome: CheckOutcome,
+    start: dt.datetime | None,
+    run_id: int | None,
+    ready: bool,
+    errors: list[str],
+) -> dict[str, object]:
+    return {
+        "asset": found.asset,
+        "check_name": outcome.check,
+        "ready": ready,
+        "status": outcome.status.value,
+        "window_start": start,
+        "window_end": found.window_end,
+        "run_id": run_id,
+        "marker": found.marker,
+        "error": "; ".join(errors) or None,
+        "updated_at": utc_now(),
+    }
 
 
 def is_ready(engine: Engine, asset: str, *, at: dt.datetime | None = None) -> bool:

@@ -103,6 +103,7 @@ def test_green_runs_write_the_marker_beside_the_data_and_red_runs_take_it_back(
         str(marker),
     )
     content = read_marker(marker)
+    assert content == ready.content  # the Airflow asset event's extra
     assert content is not None and content.pop("written_at")
     assert content == {
         "asset": "lake/numbers",
@@ -128,6 +129,7 @@ def test_green_runs_write_the_marker_beside_the_data_and_red_runs_take_it_back(
     report = _run(settings, LakeNumbersPositive, 3, spark)
     assert report.outcomes[0].status is Status.FAILED
     assert not marker.exists() and not report.readiness[0].ready
+    assert report.readiness[0].content is None
     assert _row(settings, "lake/numbers")["status"] == "failed"
     assert not is_ready(settings.engine, "lake/numbers", at=T0 + QUARTER)  # the latest verdict
 
@@ -152,6 +154,7 @@ def test_a_source_without_files_gets_a_readiness_row(spark, tmp_path, kind):
             ROWS[:] = [(1,), (2,)]
             [ready] = _run(settings, OpsNumbersPositive, 1, spark).readiness
             assert (ready.asset, ready.ready, ready.marker) == ("ops_numbers_positive", True, None)
+            assert ready.content is not None and ready.content["total"] == 2
             row = _row(settings, "ops_numbers_positive")
             assert (row["ready"], row["status"], row["run_id"], row["marker"]) == (
                 True,
