@@ -54,9 +54,8 @@ def seed_metric_history(until: dt.date) -> int:
     for (month, day), count in counts.items():
         date = dt.date(2013, int(month), int(day))
         if date < until:
-            repository.save(
-                day_key(date), [Metric(Size(), value=float(count))], source_table="flights"
-            )
+            repository.save(day_key(date), [Metric(Size(), value=float(count))],
+                            source_table="flights")
             saved += 1
     return saved
 
