@@ -15,13 +15,21 @@ from __future__ import annotations
 import datetime as dt
 import os
 
-from airflow.sdk import CronDataIntervalTimetable, TaskGroup, dag, get_current_context, task
+from airflow.sdk import (
+    Asset,
+    CronDataIntervalTimetable,
+    TaskGroup,
+    dag,
+    get_current_context,
+    task,
+)
 
-from scheduling.manifest import load_manifest
+from scheduling.manifest import Entry, asset_key, load_manifest, task_ids
 
 TICK = dt.timedelta(minutes=15)
 ENTRIES = load_manifest()  # a missing or stale manifest is this file's import error
 BY_TASK = {e.task_id: e for e in ENTRIES}
+CLOCK = "clock"  # what starts a run: the 15-minute clock, or an upstream asset's key
 
 
 def _moment(name: str, default: dt.datetime | None) -> dt.datetime | None:
@@ -43,11 +51,15 @@ def _window() -> tuple[dt.datetime, dt.datetime]:
     return after - TICK, after
 
 
-def _evaluate() -> list[str]:
-    from scheduling.airflow_tasks import OUTCOMES, evaluate
+def _evaluate(trigger: str) -> list[str]:
+    from scheduling.airflow_tasks import OUTCOMES, due, due_on_assets, evaluate
 
-    follow, summaries = evaluate(ENTRIES, *_window())
-    get_current_context()["ti"].xcom_push(key=OUTCOMES, value=summaries)
+    context = get_current_context()
+    start, end = _window()
+    # the checks due by their clocks, or those run by an event of upstream asset `trigger`
+    chosen = due(ENTRIES, start, end) if trigger == CLOCK else due_on_assets(ENTRIES, trigger)
+    follow, summaries = evaluate(chosen, start, end)
+    context["ti"].xcom_push(key=OUTCOMES, value=summaries)
     return follow
 
 
@@ -61,6 +73,40 @@ def _result(task_id: str) -> dict[str, object]:
     return settle(entry, summaries.get(entry.name), attempt=ti.try_number, start=start, end=end)
 
 
+def _publish(task_id: str, outlet_events=None) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    from scheduling.airflow_tasks import publication
+
+    summary = get_current_context()["ti"].xcom_pull(task_ids=f"{task_id}.result")
+    extra = publication(summary)  # skips unless the run made the asset ready
+    outlet_events[_guarded(BY_TASK[task_id])].extra = extra
+    return extra
+
+
+def _guarded(entry: Entry) -> Asset:
+    assert entry.guards is not None
+    return Asset(name=entry.guards["name"], uri=entry.guards["uri"])
+
+
+def _checks(entries: list[Entry], trigger: str) -> None:
+    """`evaluate`, then per check its result task and, for a guarded dataset, `ready`: the
+    Airflow asset event downstream DAGs schedule on, emitted only when the check passed."""
+    evaluate = task.branch(task_id="evaluate")(_evaluate)(trigger)
+    for entry in entries:
+        with TaskGroup(group_id=entry.task_id):
+            result = task(task_id="result")(_result)(entry.task_id)
+            evaluate >> result
+            if entry.guards:
+                ready = task(task_id="ready", outlets=[_guarded(entry)])(_publish)
+                result >> ready(entry.task_id)
+
+
+DEFAULTS = {
+    "retries": int(os.environ.get("DQ_TASK_RETRIES", "1")),
+    "retry_delay": dt.timedelta(seconds=float(os.environ.get("DQ_TASK_RETRY_DELAY_S", "120"))),
+    "execution_timeout": dt.timedelta(minutes=10),
+}
+
+
 @dag(
     dag_id="dq_checks",
     schedule=CronDataIntervalTimetable("*/15 * * * *", timezone="UTC"),
@@ -69,18 +115,36 @@ def _result(task_id: str) -> dict[str, object]:
     catchup=os.environ.get("DQ_DAG_CATCHUP", "0").lower() in ("1", "true"),
     max_active_runs=1,
     dagrun_timeout=dt.timedelta(minutes=14),
-    default_args={
-        "retries": int(os.environ.get("DQ_TASK_RETRIES", "1")),
-        "retry_delay": dt.timedelta(seconds=float(os.environ.get("DQ_TASK_RETRY_DELAY_S", "120"))),
-        "execution_timeout": dt.timedelta(minutes=10),
-    },
+    default_args=DEFAULTS,
     tags=["data-quality"],
 )
 def dq_checks() -> None:
-    evaluate = task.branch(task_id="evaluate")(_evaluate)()
-    for entry in ENTRIES:
-        with TaskGroup(group_id=entry.task_id):
-            evaluate >> task(task_id="result")(_result)(entry.task_id)
+    _checks(ENTRIES, CLOCK)
 
 
 dq_checks()
+
+
+def _after_dag(key: str, spec: dict[str, str]) -> None:
+    """A DAG per upstream asset: each of its events runs the checks declaring it in `after`
+    (besides their clocks). One asset per DAG: a run needs no look at which event started it."""
+    ref = Asset.ref(name=spec["name"]) if "name" in spec else Asset.ref(uri=spec["uri"])
+    chosen = [e for e in ENTRIES if key in {asset_key(a) for a in e.after}]
+
+    @dag(
+        dag_id=f"dq_checks_after_{task_ids([key])[key]}",
+        description=f"dq-checkers checks run when {key} is updated",
+        schedule=ref,
+        start_date=_moment("DQ_DAG_START", dt.datetime(2026, 1, 1, tzinfo=dt.UTC)),
+        max_active_runs=1,
+        default_args=DEFAULTS,
+        tags=["data-quality"],
+    )
+    def dq_checks_after() -> None:
+        _checks(chosen, key)
+
+    dq_checks_after()
+
+
+for _key, _spec in {asset_key(a): a for e in ENTRIES for a in e.after}.items():
+    _after_dag(_key, _spec)

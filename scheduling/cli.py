@@ -182,6 +182,17 @@ def _cmd_history(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_ready(args: argparse.Namespace) -> int:
+    """Exit 0 when the guarded asset passed quality (for the window ending --at), else 1."""
+    from checks.readiness import is_ready
+
+    at = _parse_time(args.at) if args.at else None
+    ready = is_ready(_settings().engine, args.asset, at=at)
+    window = f" for the window ending {at.isoformat()}" if at else ""
+    print(f"{args.asset}: {'ready' if ready else 'not ready'}{window}")
+    return EXIT_OK if ready else EXIT_FAILED
+
+
 def _cmd_manifest(args: argparse.Namespace) -> int:
     from scheduling.manifest import (
         build_manifest,
@@ -301,6 +312,10 @@ def parser() -> argparse.ArgumentParser:
     hist.add_argument("check", nargs="?")
     hist.add_argument("--limit", type=int, default=20)
     hist.set_defaults(func=_cmd_history)
+    ready = commands.add_parser("ready", help="whether a guarded asset passed quality (exit 0/1)")
+    ready.add_argument("asset")
+    ready.add_argument("--at", help="ISO end of the window it must cover (default: its latest)")
+    ready.set_defaults(func=_cmd_ready)
     manifest = commands.add_parser("manifest", help="write (or --check) the DAG's check manifest")
     manifest.add_argument("--out", help="where (default DQ_MANIFEST, else beside the DAG)")
     manifest.add_argument(

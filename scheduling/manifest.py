@@ -125,6 +125,9 @@ def build_manifest(
             "owner": c.owner,
             "module": c.__module__,
             "task_states": _fails_at(c),
+            # Airflow assets (checks/readiness.py): emitted when green / also triggering the check
+            "guards": None if c.guards is None else c.guards.airflow_asset(c.name),
+            "after": [{"uri": a} if "://" in a else {"name": a} for a in c.after],
         }
         for c in found
     ]
@@ -175,8 +178,15 @@ class Entry:
     owner: str
     task_states: dict[str, object] | None = None
     problem: str | None = None
-    guards: str | None = None  # the asset a green run publishes
-    after: tuple[str, ...] = ()  # assets whose events also run the check
+    #: The Airflow asset a green run publishes: {"name": ..., "uri": ...} (checks/readiness.py)
+    guards: dict[str, str] | None = None
+    #: Airflow assets whose events also run the check: {"name": ...} or {"uri": ...} each
+    after: tuple[dict[str, str], ...] = ()
+
+
+def asset_key(spec: Mapping[str, str]) -> str:
+    """`name:<n>` or `uri:<u>`: an `after` entry (an upstream Airflow asset) as a key."""
+    return f"name:{spec['name']}" if "name" in spec else f"uri:{spec['uri']}"
 
 
 def _differences(recorded: Mapping[str, str], current: Mapping[str, str]) -> list[str]:

@@ -17,6 +17,7 @@ from alerting.reconcile import reconcile_mutes
 from checkers.outcome import CheckOutcome
 from checks import QualityCheck, registered
 from checks.problems import DefinitionProblem, problem_outcome
+from checks.readiness import Readiness, publish_readiness
 from scheduling.claims import (
     Claim,
     ClaimLost,
@@ -47,6 +48,8 @@ class RunReport:
     spooled: list[CheckOutcome] = field(default_factory=list)  # not recorded: database down
     database_error: str | None = None
     skipped: list[Claim] = field(default_factory=list)  # windows another run holds or did
+    #: What each guarded check's run did to its asset's readiness marker; `error`: not written.
+    readiness: list[Readiness] = field(default_factory=list)
 
 
 def _policies(
@@ -95,6 +98,7 @@ def run_checks(
     skipped = list(claimed.skipped.values())
     outcomes: list[CheckOutcome] = []
     spooled: list[CheckOutcome] = []
+    gates: list[Readiness] = []
     with claimed:  # leases renewed while the checks evaluate
         evaluated = (
             evaluate_checks(
@@ -118,6 +122,10 @@ def run_checks(
             outcomes.append(outcome)
             if not recorded:
                 spooled.append(outcome)
+            # after the record: a crash in between leaves no marker (checks/readiness.py)
+            engine = settings.engine if recorded else None
+            if gate := publish_readiness(engine, subject, outcome, now, window=window):
+                gates.append(gate)
     delivery = None
     with tolerated(settings):
         if settings.database_error is None:
@@ -125,7 +133,9 @@ def run_checks(
             delivery = deliver_pending(
                 settings.engine, settings.receivers, now, retry=settings.delivery
             )
-    return RunReport(outcomes, list(windows), delivery, spooled, settings.database_error, skipped)
+    return RunReport(
+        outcomes, list(windows), delivery, spooled, settings.database_error, skipped, gates
+    )
 
 
 def _record(
@@ -235,6 +245,15 @@ def run_check(
     return run_checks([check], now=now or utc_now(), settings=chosen, spark=spark).outcomes[0]
 
 
+@dataclass
+class WindowResults:
+    """What `run_window` gives each named check: its outcome (or the claim of a live run still
+    holding the window), and what the run did to the readiness of the asset it guards."""
+
+    results: dict[str, CheckOutcome | Claim]
+    readiness: dict[str, Readiness] = field(default_factory=dict)
+
+
 def run_window(
     names: Sequence[str],
     *,
@@ -242,7 +261,7 @@ def run_window(
     end: dt.datetime,
     retry_errors: bool = False,
     settings: Settings | None = None,
-) -> dict[str, CheckOutcome | Claim]:
+) -> WindowResults:
     """Run the named checks for the window (start, end] with settings from the environment (the
     Airflow tasks' entry point), from the packages in DQ_CHECKS (default `checks`). A name that
     could not be defined (or was not found) is that check's ERROR outcome. A window already
@@ -270,13 +289,14 @@ def run_window(
         earlier = recorded_outcome(chosen.engine, other.run_id)
         done = other.state is ClaimState.DONE and earlier is not None
         results[other.check] = earlier if done else other  # type: ignore[assignment]
-    return {n: results[n] for n in names}
+    readiness = {r.check: r for r in report.readiness}
+    return WindowResults({n: results[n] for n in names}, readiness)
 
 
 def run_named(names: Sequence[str], *, start: dt.datetime, end: dt.datetime) -> list[CheckOutcome]:
     """`run_window` for callers that need every outcome: a window still running elsewhere raises
     WindowHeld (an Airflow task then retries later)."""
-    results = run_window(names, start=start, end=end)
+    results = run_window(names, start=start, end=end).results
     held = [r for r in results.values() if isinstance(r, Claim)]
     if held:
         raise WindowHeld(held[0].describe())

@@ -17,10 +17,18 @@ FIXTURES = [
 ]
 
 
-def dag_environment(home: Path) -> dict[str, str]:
-    """DQ_* (and a few AIRFLOW_*) variables for the fixture checks under `home`."""
+def dag_environment(home: Path, *, example: bool = False) -> dict[str, str]:
+    """DQ_* (and a few AIRFLOW_*) variables for the fixture checks under `home`; `example` adds
+    the Airflow example's quality gate (examples/airflow/) and its lake under `home`."""
+    packages = [fixture_checks.__name__]
+    checks = list(FIXTURES)
+    if example:
+        from examples.airflow import flight_checks
+
+        packages.append(flight_checks.__name__)
+        checks.append(flight_checks.LandedFlightsHaveDestinations)
     manifest = home / "manifest.json"
-    manifest.write_text(render(build_manifest(FIXTURES, packages=[fixture_checks.__name__])))
+    manifest.write_text(render(build_manifest(checks, packages=packages)))
     (home / "numbers.csv").write_text("n\n1\n-2\n3\n")
     (home / "letters.csv").write_text("c\na\nB\nc\n")
     return {
@@ -31,7 +39,8 @@ def dag_environment(home: Path) -> dict[str, str]:
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
         "PYTHONPATH": str(ROOT),
         "DQ_MANIFEST": str(manifest),
-        "DQ_CHECKS": fixture_checks.__name__,
+        "DQ_CHECKS": ",".join(packages),
+        "DQ_EXAMPLE_LAKE": str(home / "lake"),
         "DQ_FIXTURE_CSV": str(home / "numbers.csv"),
         "DQ_FIXTURE_LETTERS": str(home / "letters.csv"),
         "DQ_DATABASE_URL": f"sqlite:///{home / 'dq.db'}",

@@ -1,6 +1,6 @@
 """Checks for the DAG tests, on two CSV sources: every quarter, four checks on `numbers` and two on
 `letters` are due (one CRITICAL failure, one WARNING failure, a pass, an ERROR on a missing file,
-a tolerated one); `nightly_small` fires only at 03:00."""
+a tolerated one); `nightly_small` fires only at 03:00. Two guard a dataset."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import os
 from checkers import AlertLevel, FixedLevel, PredicateSingleDatasetChecker
 from checkers.parsers import CsvParser
 from checkers.tolerances import LessThan
-from checks import QualityCheck
+from checks import Guarded, QualityCheck
 from scheduling.clocks import Cron
 
 NUMBERS = CsvParser(lambda: os.environ["DQ_FIXTURE_CSV"], schema="n int")
@@ -23,6 +23,7 @@ class EveryQuarterPositive(QualityCheck):
     clock = QUARTER
     parser = NUMBERS
     alert_level = FixedLevel(AlertLevel.CRITICAL)
+    guards = Guarded("fixture/numbers")  # red: no marker, no asset event
 
     def checker(self, data):
         return PredicateSingleDatasetChecker(data, "n > 0", key="n")
@@ -70,6 +71,7 @@ class LettersPresent(QualityCheck):
     description = "Every row has a letter."
     clock = QUARTER
     parser = LETTERS
+    guards = Guarded("fixture/letters")  # green: a marker beside letters.csv and an asset event
 
     def checker(self, data):
         return PredicateSingleDatasetChecker(data, "c IS NOT NULL")

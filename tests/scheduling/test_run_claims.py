@@ -146,13 +146,14 @@ def test_an_airflow_retry_evaluates_an_errored_window_again(spark, engine):
         mark_done(
             connection, first, holder=OTHER, now=utc_now(), run_id=run_id, outcome_status="error"
         )
-    again = run_window(["cli_daily"], start=window[0], end=window[1])
+    again = run_window(["cli_daily"], start=window[0], end=window[1]).results
     assert again == {"cli_daily": outage}  # a plain retry reports what was recorded
-    retried = run_window(["cli_daily"], start=window[0], end=window[1], retry_errors=True)
+    retried = run_window(["cli_daily"], start=window[0], end=window[1], retry_errors=True).results
     assert retried["cli_daily"].status is Status.PASSED  # the source is back: evaluated again
     assert [name for _, name, _ in _runs(engine)] == ["cli_daily", "cli_daily"]
     done = claim(engine, "cli_daily", window, holder="x:1:t", lease=HOUR, now=utc_now())
     assert (done.state, done.outcome_status) == (ClaimState.DONE, "passed")
     # a window done with a real outcome is never evaluated twice, retry or not
-    assert run_window(["cli_daily"], start=window[0], end=window[1], retry_errors=True) == retried
+    again = run_window(["cli_daily"], start=window[0], end=window[1], retry_errors=True)
+    assert again.results == retried
     assert len(_runs(engine)) == 2
