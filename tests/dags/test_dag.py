@@ -1,6 +1,6 @@
 """The DAG under a real Airflow, without a scheduler: DagBag imports (parse-time purity, a stale
-manifest shown as the DAG's import error), `airflow dags test` of one data interval in a
-temporary AIRFLOW_HOME, and the manual-run window. The scheduled tick is in test_scheduled_tick."""
+manifest shown as the DAG's import error), the committed manifest, and the manual-run window.
+The scheduled tick, task states and assets are in test_scheduled_tick."""
 
 from __future__ import annotations
 
@@ -12,9 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-import sqlalchemy as sa
 
-from checkers.storage import runs
 from scheduling.manifest import build_manifest, render
 from tests.dags.environment import dag_environment
 
@@ -68,32 +66,6 @@ def test_a_stale_manifest_is_the_dags_import_error(airflow_env, tmp_path):
     assert "dq manifest --out" in errors
     manifest.unlink()
     assert "no check manifest at" in _dagbag(env)[-2]
-
-
-def test_one_interval_gives_each_check_its_honest_task_state(airflow_env):
-    result = subprocess.run(
-        [str(AIRFLOW), "dags", "test", "dq_checks", "2026-11-22T07:00:00+00:00"],
-        env=airflow_env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    output = result.stdout + result.stderr
-    engine = sa.create_engine(airflow_env["DQ_DATABASE_URL"])
-    with engine.connect() as connection:
-        rows = connection.execute(sa.select(runs.c.check_name, runs.c.status)).all()
-    ran = dict(rows)
-    assert ran == {
-        "every_quarter_positive": "failed",
-        "numbers_below_three": "failed",
-        "numbers_present": "passed",
-        "numbers_from_missing_file": "error",
-        "letters_lowercase": "tolerated",
-        "letters_present": "passed",
-    }, output[-3000:]
-    # the ERROR's retry evaluated it again; nothing else ran twice
-    assert len(rows) == 7 and rows.count(("numbers_from_missing_file", "error")) == 2
-    assert "[DQ] CRITICAL: every_quarter_positive" in output  # the console receiver
 
 
 def test_committed_manifest_matches_the_registered_checks():

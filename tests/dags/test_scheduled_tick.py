@@ -11,7 +11,9 @@ import json
 import os
 
 import pytest
+import sqlalchemy as sa
 
+from checkers.storage import runs
 from tests.dags.airflow_stand import AirflowStand
 from tests.dags.environment import ROOT, dag_environment
 from tests.dags.spark_events import EventLogs, reads_of
@@ -25,6 +27,15 @@ DUE_STATES = {
     "letters_lowercase.result": ["success"],  # TOLERATED
     "letters_present.result": ["success"],
 }
+RECORDED = {
+    "every_quarter_positive": "failed",
+    "numbers_below_three": "failed",
+    "numbers_present": "passed",
+    "numbers_from_missing_file": "error",
+    "letters_lowercase": "tolerated",
+    "letters_present": "passed",
+}
+CHECKS = [*RECORDED, "nightly_small"]
 GATE = "dq_checks_after_name_producer_flights"  # runs the checks `after` producer/flights
 DAGS = [ROOT / "dags" / "dq_checks.py", *(ROOT / "examples" / "airflow" / "dags").glob("*.py")]
 
@@ -67,6 +78,12 @@ def test_task_states_tell_each_checks_truth(tick):
     assert tries["nightly_small.result"] == ["skipped"]  # not due at 07:00
     assert tries["landed_flights_have_destinations.result"] == ["skipped"]  # its clock: 06:00
     assert tries["evaluate"] == ["success"]
+    engine = sa.create_engine(stand.env["DQ_DATABASE_URL"])
+    with engine.connect() as connection:
+        query = sa.select(runs.c.check_name, runs.c.status).where(runs.c.check_name.in_(CHECKS))
+        recorded = connection.execute(query).all()
+    # each due check recorded once, the ERROR's retry evaluated it again
+    assert sorted(recorded) == sorted([*RECORDED.items(), ("numbers_from_missing_file", "error")])
     summary = stand.xcom("dq_checks", run.run_id, "numbers_below_three.result")
     assert summary["status"] == "failed" and summary["level"] == "WARNING"
     log = stand.task_log("dq_checks", run.run_id, "every_quarter_positive.result")

@@ -10,7 +10,7 @@ from airflow.sdk.exceptions import AirflowFailException
 
 from checkers.levels import AlertLevel
 from checks.task_states import TaskStates, TaskVerdict
-from scheduling.airflow_tasks import CheckNotEvaluated, due, settle
+from scheduling.airflow_tasks import CheckNotEvaluated, due, due_on_assets, settle
 from scheduling.manifest import Entry
 
 UTC = dt.UTC
@@ -99,3 +99,18 @@ def test_due_follows_clocks_and_always_includes_broken_checks():
         Entry("module:teams.x", "module_teams_x", None, "", problem="SyntaxError"),
     ]
     assert [e.name for e in due(entries, START, END)] == ["quarterly", "module:teams.x"]
+
+
+def test_an_upstream_assets_event_runs_the_checks_declaring_it():
+    by_name = {"name": "producer/flights"}
+    by_uri = {"uri": "s3://lake/orders"}
+    entries = [
+        Entry("flights", "flights", None, "", after=(by_name,)),
+        Entry("orders", "orders", None, "", after=(by_uri, by_name)),
+        Entry("other", "other", None, ""),
+    ]
+    assert [e.name for e in due_on_assets(entries, "name:producer/flights")] == [
+        "flights",
+        "orders",
+    ]
+    assert [e.name for e in due_on_assets(entries, "uri:s3://lake/orders")] == ["orders"]
