@@ -103,6 +103,10 @@ class RowPredicateChecker(Checker):
         return CheckerPlan(frame, [*analyzers.values(), *samples.analyzers], finish)
 
 
+#: Spark's min_by keeps at most this many values.
+MAX_IN_PASS = 100_000
+
+
 class _FailingSamples:
     """A checker's failing rows (all columns) and failing keys, sampled in the shared scan: the
     rows with the smallest hashes (unexcused ones first), and up to DEFAULT_KEY_LIMIT distinct
@@ -117,14 +121,14 @@ class _FailingSamples:
         keys: Sequence[Column],
         k: int,
     ) -> None:
-        self.k = k
+        self.k = min(k, MAX_IN_PASS)
         excused = F.lit(False) if excuse is None else excuse
         hashed = [F.col(quoted(c)) for c in hashable_columns(frame.schema)]
         digest = F.xxhash64(*hashed) if hashed else F.lit(0).cast("long")
         row = F.struct(*[F.col(quoted(c)) for c in frame.columns])
         ordering = F.when(fails, F.struct(excused.alias("excused"), digest.alias("hash")))
-        self.sample = BottomK(f"{name}:sample", row, ordering, k)
-        self.analyzers: list[Analyzer] = [self.sample]
+        self.sample = BottomK(f"{name}:sample", row, ordering, self.k) if self.k > 0 else None
+        self.analyzers: list[Analyzer] = [self.sample] if self.sample else []
         self.key_sample: DistinctBottomK | None = None
         if keys:
             value = F.struct(*keys)
@@ -147,7 +151,7 @@ class _FailingSamples:
         return [v for o, v in entries if not (only_unexcused and o[0])]
 
     def rows(self, metrics: Mapping[Analyzer, Metric], only_unexcused: bool) -> list[object]:
-        return self._entries(metrics, self.sample, only_unexcused)
+        return self._entries(metrics, self.sample, only_unexcused) if self.sample else []
 
     def keys(
         self, metrics: Mapping[Analyzer, Metric], only_unexcused: bool

@@ -88,6 +88,7 @@ def test_excused_keys_leave_the_sample_while_unexcused_ones_fail(events):
 def test_a_larger_sample_than_the_pass_kept_is_read_by_a_query(events):
     result = _sample(events, k=5)
     assert len(result.sample(50)) == 50  # beyond the pass's 5: the old query path
+    assert _sample(events, k=0).sample(0) == []  # sample_size = 0 keeps none
 
 
 @pytest.mark.classic_only  # counts jobs through the SparkContext
