@@ -84,6 +84,8 @@ class Checker(ABC):
 
     #: Columns that identify an element (for KnownBroken keys and for reading samples).
     key: tuple[str, ...] = ()
+    #: Failing elements sampled in the engine's pass (a larger `sample()` costs a query).
+    sample_size: int = DEFAULT_SAMPLE_SIZE
 
     @abstractmethod
     def plan(self, excused: Sequence[KnownBroken] = ()) -> CheckerPlan:

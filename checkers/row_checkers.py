@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from checkers._checker import (
+    DEFAULT_KEY_LIMIT,
     Checker,
     CheckerPlan,
     CheckerResult,
@@ -20,6 +23,7 @@ from checkers._checker import (
 )
 from checkers._keys import key_columns, quoted
 from checkers.metrics import Analyzer, CountWhere, Metric, Size
+from checkers.metrics.samples import BottomK, DistinctBottomK, hashable_columns
 from checkers.outcome import json_safe
 from checkers.predicates import Predicate, as_condition, failing
 from checkers.tolerances import KnownBroken
@@ -59,6 +63,8 @@ class RowPredicateChecker(Checker):
             name: CountWhere(f"{self.name}:{name}", cond) for name, cond in counted.items()
         }
         analyzers["rows"] = Size()
+        keys_read = [c.alias(f"__key_{n}") for n, c in enumerate(keys)]
+        samples = _FailingSamples(self.name, frame, fails, excuse, keys_read, self.sample_size)
 
         def finish(metrics: Mapping[Analyzer, Metric]) -> CheckerResult:
             error = first_error(metrics, analyzers.values())
@@ -66,17 +72,22 @@ class RowPredicateChecker(Checker):
                 return CheckerResult.failed_to_run(_without_analyzer_name(error))
             values = {name: int(metrics[a].value) for name, a in analyzers.items()}  # type: ignore[arg-type]
             values.setdefault("unexcused", values["failing"])
-
             wanted = unexcused if values["unexcused"] else fails
-            keys_read = [c.alias(f"__key_{n}") for n, c in enumerate(keys)]
+            only_unexcused = values["unexcused"] > 0
+            wanted_count = values["unexcused"] if only_unexcused else values["failing"]
 
             def fetch(limit: int) -> list[dict[str, object]]:
+                rows = samples.rows(metrics, only_unexcused)
+                if limit <= samples.k or len(rows) >= wanted_count:
+                    return rows[:limit]  # type: ignore[return-value]
                 return rows_to_dicts(frame.filter(wanted).limit(limit).collect())
 
             def fetch_keys(limit: int) -> list[object]:
-                keys = frame.filter(wanted).select(*keys_read).distinct()
-                rows = [tuple(json_safe(v) for v in r) for r in keys.limit(limit).collect()]
-                ordered = sorted(rows, key=lambda r: tuple(map(_sort_key, r)))
+                found = samples.keys(metrics, only_unexcused)
+                if limit > DEFAULT_KEY_LIMIT and len(found) >= DEFAULT_KEY_LIMIT:
+                    query = frame.filter(wanted).select(*keys_read).distinct().limit(limit)
+                    found = [tuple(json_safe(v) for v in r) for r in query.collect()]
+                ordered = sorted(found, key=lambda r: tuple(map(_sort_key, r)))[:limit]
                 return [r[0] if len(r) == 1 else list(r) for r in ordered]
 
             return CheckerResult(
@@ -89,7 +100,65 @@ class RowPredicateChecker(Checker):
                 fetch_keys=fetch_keys if self.key else None,
             )
 
-        return CheckerPlan(frame, list(analyzers.values()), finish)
+        return CheckerPlan(frame, [*analyzers.values(), *samples.analyzers], finish)
+
+
+#: Spark's min_by keeps at most this many values.
+MAX_IN_PASS = 100_000
+
+
+class _FailingSamples:
+    """A checker's failing rows (all columns) and failing keys, sampled in the shared scan: the
+    rows with the smallest hashes (unexcused ones first), and up to DEFAULT_KEY_LIMIT distinct
+    keys (all of them when fewer fail)."""
+
+    def __init__(
+        self,
+        name: str,
+        frame: DataFrame,
+        fails: Column,
+        excuse: Column | None,
+        keys: Sequence[Column],
+        k: int,
+    ) -> None:
+        self.k = min(k, MAX_IN_PASS)
+        excused = F.lit(False) if excuse is None else excuse
+        hashed = [F.col(quoted(c)) for c in hashable_columns(frame.schema)]
+        digest = F.xxhash64(*hashed) if hashed else F.lit(0).cast("long")
+        row = F.struct(*[F.col(quoted(c)) for c in frame.columns])
+        ordering = F.when(fails, F.struct(excused.alias("excused"), digest.alias("hash")))
+        self.sample = BottomK(f"{name}:sample", row, ordering, self.k) if self.k > 0 else None
+        self.analyzers: list[Analyzer] = [self.sample] if self.sample else []
+        self.key_sample: DistinctBottomK | None = None
+        if keys:
+            value = F.struct(*keys)
+            value_type = frame.select(value.alias("key")).schema["key"].dataType
+            assert isinstance(value_type, StructType)
+            rank = F.when(fails, excused)
+            self.key_sample = DistinctBottomK(
+                f"{name}:keys", value, rank, value_type, DEFAULT_KEY_LIMIT
+            )
+            self.analyzers.append(self.key_sample)
+
+    @staticmethod
+    def _entries(
+        metrics: Mapping[Analyzer, Metric], analyzer: Analyzer, only_unexcused: bool
+    ) -> list[object]:
+        metric = metrics[analyzer]
+        if not metric.ok:
+            raise RuntimeError(metric.error)
+        entries: list[list[Any]] = metric.value["entries"]  # type: ignore[index,assignment]
+        return [v for o, v in entries if not (only_unexcused and o[0])]
+
+    def rows(self, metrics: Mapping[Analyzer, Metric], only_unexcused: bool) -> list[object]:
+        return self._entries(metrics, self.sample, only_unexcused) if self.sample else []
+
+    def keys(
+        self, metrics: Mapping[Analyzer, Metric], only_unexcused: bool
+    ) -> list[tuple[object, ...]]:
+        assert self.key_sample is not None
+        found = self._entries(metrics, self.key_sample, only_unexcused)
+        return [tuple(v.values()) for v in found]  # type: ignore[attr-defined]
 
 
 def _sort_key(value: object) -> tuple[bool, bool, float, str]:

@@ -75,6 +75,8 @@ def _build_checker(item: _Pending, data: Data) -> None:
         item.checker = item.instance.checker(data)  # type: ignore[arg-type]
     except Exception as exc:  # a bug in the check's own code: report it, keep the others going
         item.error = f"building the checker failed: {_describe(exc)}"
+    if isinstance(item.checker, Checker):
+        item.checker.sample_size = item.check.sample_size  # sampled in the engine's pass
 
 
 def evaluate_checks(

@@ -88,17 +88,19 @@ def test_python_predicate_that_raises_is_an_error(flights):
 
 
 @pytest.mark.classic_only  # counts jobs through the SparkContext
-def test_five_checkers_over_one_dataset_cost_one_job(spark, flights):
+def test_five_checkers_over_one_dataset_samples_included_cost_one_job(spark, flights):
     predicates = ["delay < 600", "id > 0", "carrier IS NOT NULL", "delay >= 0", "id < 100"]
-    checkers = [PredicateSingleDatasetChecker(flights, p) for p in predicates]
-    results, jobs = count_jobs(spark, lambda: run_checkers(checkers))
-    assert jobs == 1
+    checkers = [PredicateSingleDatasetChecker(flights, p, key="id") for p in predicates]
+
+    def evaluate():
+        results = run_checkers(checkers)
+        return results, [(r.sample(), r.failing_keys()) for r in results]
+
+    (results, samples), jobs = count_jobs(spark, evaluate)
+    assert jobs == 1  # the samples and failing keys came with the counts
     assert [r.failing for r in results] == [3, 0, 1, 1, 0]
-    _, sample_jobs = count_jobs(spark, lambda: [r.sample() for r in results])
-    failed = sum(1 for r in results if r.failing)
-    assert failed <= sample_jobs <= 2 * failed  # only failed checkers fetch, bounded by a limit
-    _, again = count_jobs(spark, lambda: [r.sample() for r in results])
-    assert again == 0  # fetched once
+    assert [sorted(keys) for _, keys in samples] == [[2, 3, 5], [], [4], [2], []]
+    assert [sorted(r["id"] for r in rows) for rows, _ in samples] == [[2, 3, 5], [], [4], [2], []]
 
 
 def test_offset_predicate_per_partition_in_order(make_df):
