@@ -70,7 +70,9 @@ def spark_session(
         settings = {**DEFAULT_CONFIG, **settings}
         if url.startswith("local"):
             # Python predicates run in worker processes: give them this interpreter (its packages).
+            # Outside spark-submit, PySpark reads only PYSPARK_PYTHON (else `python3` on PATH).
             settings.setdefault("spark.pyspark.python", sys.executable)
+            os.environ.setdefault("PYSPARK_PYTHON", settings["spark.pyspark.python"])
         settings["spark.driver.extraJavaOptions"] = driver_java_options(
             settings.get("spark.driver.extraJavaOptions", "")
         )
