@@ -261,6 +261,18 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_INVALID if found.problems else EXIT_OK
 
 
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from scheduling.doctor import doctor
+
+    findings = doctor()
+    for finding in findings:
+        print(finding.line())
+    failed = {f.name for f in findings if not f.ok}
+    if "database" in failed:
+        return EXIT_INFRA
+    return EXIT_ERROR if failed else EXIT_OK
+
+
 def parser() -> argparse.ArgumentParser:
     main = argparse.ArgumentParser(prog="dq", description=__doc__.splitlines()[0])
     commands = main.add_subparsers(dest="command", required=True)
@@ -312,6 +324,10 @@ def parser() -> argparse.ArgumentParser:
         "validate", help="import every check module and list definition problems (exit 1 if any)"
     )
     validate.set_defaults(func=_cmd_validate)
+    doctor = commands.add_parser(
+        "doctor", help="check this worker: database, checks, Spark and its executors (exit 0 if OK)"
+    )
+    doctor.set_defaults(func=_cmd_doctor)
     return main
 
 
