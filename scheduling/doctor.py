@@ -174,8 +174,6 @@ def doctor(
 
 
 def _session() -> SparkSession:
-    from pyspark.sql import SparkSession
-
     from checkers.spark import spark_session
 
-    return SparkSession.getActiveSession() or spark_session(app_name="dq-doctor")
+    return spark_session(app_name="dq-doctor")  # the configured target (or the running session)

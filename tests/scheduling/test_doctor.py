@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 
 from checkers.storage import MIGRATIONS, project_database, schema_versions, utc_now
-from scheduling.cli import EXIT_INFRA, EXIT_OK, main
+from scheduling.cli import EXIT_ERROR, EXIT_INFRA, EXIT_OK, main
 from scheduling.doctor import database_finding
 from tests.scheduling.databases import KINDS, fresh_database
 
@@ -91,3 +91,16 @@ def test_a_missing_sqlite_file_is_not_created(tmp_path) -> None:
     finding = database_finding(f"sqlite:///{tmp_path / 'nowhere.db'}")
     assert not finding.ok and "no such file" in finding.detail
     assert not (tmp_path / "nowhere.db").exists()
+
+
+def test_doctor_is_red_for_a_connect_server_that_does_not_answer(worker_env, monkeypatch, capsys):
+    url = f"sqlite:///{worker_env / 'dq.db'}"
+    project_database(url).dispose()
+    monkeypatch.setenv("DQ_DATABASE_URL", url)
+    port = _closed_port()
+    monkeypatch.setenv("DQ_SPARK_REMOTE", f"sc://127.0.0.1:{port}")
+    assert main(["doctor"]) == EXIT_ERROR
+    out = capsys.readouterr().out
+    assert f"FAIL spark: no Spark Connect server answers at 127.0.0.1:{port}" in out
+    assert "fix: check DQ_SPARK_REMOTE / DQ_SPARK_MASTER" in out
+    assert "executors" not in out  # nothing to ask without Spark
