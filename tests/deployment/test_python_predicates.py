@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,14 +39,14 @@ import datetime as dt
 
 from pyspark.sql import functions as F
 
-from checkers import PredicateDoubleDatasetsChecker, PredicateSingleDatasetChecker
+from checkers import LessThan, PredicateDoubleDatasetsChecker, PredicateSingleDatasetChecker
 from checkers.parsers import CallableParser
 from checks import QualityCheck
 from scheduling import Every
 
 
 def numbers(spark):
-    return spark.range(0, 1000, numPartitions=4).select(F.col("id").cast("int").alias("n"))
+    return spark.range(0, 1000, numPartitions=2).select(F.col("id").cast("int").alias("n"))
 
 
 NUMBERS = CallableParser(numbers, name="numbers")
@@ -62,6 +63,7 @@ def same_parity(left, right):
 class NotMultiplesOfSeven(QualityCheck):
     parser = NUMBERS
     clock = Every(dt.timedelta(minutes=15))
+    tolerance = LessThan(1000)  # tolerated: counted, with no sample to fetch
 
     def checker(self, data):
         return PredicateSingleDatasetChecker(data, not_a_multiple_of_seven, key="n")
@@ -69,6 +71,7 @@ class NotMultiplesOfSeven(QualityCheck):
 
 class SameParity(QualityCheck):
     parser = NUMBERS
+    tolerance = LessThan(1000)
 
     def checker(self, data):
         left = data.select("n", F.col("n").alias("v"))
@@ -77,7 +80,7 @@ class SameParity(QualityCheck):
 """
 NEEDS_HELPERS = """
 import teamhelpers
-from checkers import PredicateSingleDatasetChecker
+from checkers import LessThan, PredicateSingleDatasetChecker
 from checkers.parsers import CallableParser
 from checks import QualityCheck
 from teamchecks.rules import numbers
@@ -85,6 +88,7 @@ from teamchecks.rules import numbers
 
 class NeedsHelpers(QualityCheck):
     parser = CallableParser(numbers, name="more numbers")  # its own pass: others stay shared
+    tolerance = LessThan(1000)
 
     def checker(self, data):
         return PredicateSingleDatasetChecker(data, teamhelpers.below_900)
@@ -213,9 +217,13 @@ def connect_run(client_path, tmp_path_factory) -> dict[str, dict]:
         "spark.connect.grpc.binding.address=127.0.0.1",
         "--conf",
         "spark.ui.enabled=false",
+        "--conf",
+        "spark.sql.shuffle.partitions=4",  # a small server (the default, 200, is for clusters)
     ]
+    started = time.perf_counter()
     with _processes([(command, _server_env(directory))], directory):
         wait_for(lambda: _listening(port), "the Spark Connect server", timeout=START_TIMEOUT_S)
+        print(f"Connect server ready after {time.perf_counter() - started:.1f} s")
         target = f"sc://127.0.0.1:{port}"
         return _run_client([target], client_path, directory)[target]
 
@@ -238,8 +246,10 @@ def cluster_runs(client_path, tmp_path_factory) -> dict[str, dict]:
         worker += ["--host", "127.0.0.1", "--webui-port", str(_free_port())]
         worker += ["--cores", "1", "--memory", "1g", "--work-dir", str(work)]
         commands.append((worker, {**env, "SPARK_WORKER_DIR": str(work)}))
+    started = time.perf_counter()
     with _processes(commands, directory):
         wait_for(lambda: _alive_workers(ui_port) == 2, "two workers", timeout=START_TIMEOUT_S)
+        print(f"master and two workers ready after {time.perf_counter() - started:.1f} s")
         return _run_client(["local[2]", master], client_path, directory)
 
 
@@ -253,7 +263,7 @@ def _counts(run: dict[str, dict]) -> dict[str, tuple[str, int, int]]:
 
 def test_local_run_counts(cluster_runs) -> None:
     local = cluster_runs["local[2]"]
-    assert _counts(local) == {name: ("failed", *counts) for name, counts in GOOD.items()}
+    assert _counts(local) == {name: ("tolerated", *counts) for name, counts in GOOD.items()}
     assert local["outcomes"]["needs_helpers"]["failing"] == 100  # the client imports it
     assert all(f["ok"] for f in local["doctor"].values()), local["doctor"]
 
