@@ -1,8 +1,9 @@
 """`dq`: list checks, see what is due, run checks, run the local scheduler, read history, write
-the DAG manifest and the HTML report, manage silences, validate check definitions. Exit
-codes: 0 all passed or tolerated, 1 a check failed (`dq validate`: a check definition has a
-problem), 3 a check could not be evaluated (a broken definition included), 2 usage errors,
-4 the project database was unavailable (outcomes spooled)."""
+the DAG manifest and the HTML report, manage silences, validate check definitions, check a
+worker's environment (`dq doctor`). Exit codes: 0 all passed or tolerated, 1 a check failed
+(`dq validate`: a check definition has a problem), 3 a check could not be evaluated (a broken
+definition included), 2 usage errors, 4 the project database was unavailable (outcomes
+spooled)."""
 
 from __future__ import annotations
 

@@ -119,7 +119,8 @@ def _probe(packages: Sequence[str]) -> Callable[[object], str]:
             try:
                 return importlib.import_module(name)
             except (Exception, SystemExit) as exc:  # as discovery does: a module's own raise
-                problems.append(f"{name}: {type(exc).__name__}: {exc}")
+                text = " ".join(str(exc).split())  # one line per problem
+                problems.append(f"{name}: {type(exc).__name__}: {text}")
                 return None
 
         for name in ARROW_MODULES:
@@ -155,15 +156,13 @@ def executors_finding(spark: SparkSession, packages: Sequence[str]) -> Finding:
     return Finding("executors", True, detail)
 
 
-def doctor(
-    *, spark: Callable[[], SparkSession] | None = None, url: str | None = None
-) -> list[Finding]:
-    """Every finding; Spark's only when the session can be had, the executors' only when Spark
-    answers."""
+def doctor(*, spark: SparkSession | None = None) -> list[Finding]:
+    """Every finding, on `spark` or the configured target; Spark's only when the session can be
+    had, the executors' only when Spark answers."""
     packages = list(checks_packages())
-    findings = [worker_finding(), database_finding(url), checks_finding(packages)]
+    findings = [worker_finding(), database_finding(), checks_finding(packages)]
     try:
-        session = spark() if spark is not None else _session()
+        session = spark or _session()
     except Exception as exc:
         fix = "check DQ_SPARK_REMOTE / DQ_SPARK_MASTER and the Spark installation"
         return [*findings, Finding("spark", False, _failure(exc), fix)]
