@@ -10,6 +10,7 @@ in subprocesses: a classic driver and a Connect client cannot join this process'
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -157,13 +158,19 @@ def _processes(commands: list[tuple[list[str], dict[str, str]]], directory: Path
         yield
     finally:
         for process in reversed(started):
-            os.killpg(process.pid, signal.SIGTERM)
+            _signal_group(process, signal.SIGTERM)
         for process in reversed(started):
             try:
                 process.wait(timeout=30)
             except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
+                _signal_group(process, signal.SIGKILL)
                 process.wait()
+
+
+def _signal_group(process: subprocess.Popen[bytes], signum: int) -> None:
+    """The process and what it started (a worker's executors, the server's JVM)."""
+    with contextlib.suppress(ProcessLookupError):  # already gone
+        os.killpg(process.pid, signum)
 
 
 def _listening(port: int) -> bool:
