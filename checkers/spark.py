@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import sys
+import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -26,6 +28,9 @@ LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
 #: PySpark's Python loggers that print a failed query's full message (the quoted values) on
 #: stderr; the message reaches dq-checkers as an exception anyway.
 QUERY_CONTEXT_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+DEFAULT_CONNECT_PORT = 15002
+#: Seconds to wait for a Spark Connect server to accept a connection before giving up.
+CONNECT_TIMEOUT_S = 10.0
 
 
 def spark_target(
@@ -61,6 +66,8 @@ def spark_session(
     Local and cluster sessions get small-machine defaults (UI off, few shuffle partitions, UTC)
     unless `config` says otherwise; a Spark Connect session takes `config` as it is."""
     kind, url = spark_target(master=master, remote=remote, environ=environ)
+    if kind == "remote":
+        require_connect_server(url)
     builder = SparkSession.builder.appName(app_name)
     settings = dict(config or {})
     if kind == "remote":
@@ -70,7 +77,9 @@ def spark_session(
         settings = {**DEFAULT_CONFIG, **settings}
         if url.startswith("local"):
             # Python predicates run in worker processes: give them this interpreter (its packages).
+            # Outside spark-submit, PySpark reads only PYSPARK_PYTHON (else `python3` on PATH).
             settings.setdefault("spark.pyspark.python", sys.executable)
+            os.environ.setdefault("PYSPARK_PYTHON", settings["spark.pyspark.python"])
         settings["spark.driver.extraJavaOptions"] = driver_java_options(
             settings.get("spark.driver.extraJavaOptions", "")
         )
@@ -78,6 +87,22 @@ def spark_session(
         builder = builder.config(key, value)
     quiet_query_context_loggers()
     return builder.getOrCreate()
+
+
+def require_connect_server(url: str, *, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+    """Raise ConnectionError, naming the server, when nothing accepts connections at an `sc://`
+    URL: the Connect client would otherwise retry for many minutes before saying anything."""
+    if not url.startswith("sc://"):
+        return
+    parsed = urllib.parse.urlparse(url)
+    host, port = parsed.hostname or "localhost", parsed.port or DEFAULT_CONNECT_PORT
+    try:
+        socket.create_connection((host, port), timeout=timeout_s).close()
+    except OSError as exc:
+        raise ConnectionError(
+            f"no Spark Connect server answers at {host}:{port} ({exc}): start it "
+            "(docs/deployment.md) or fix DQ_SPARK_REMOTE"
+        ) from exc
 
 
 def driver_java_options(options: str) -> str:

@@ -17,6 +17,7 @@ from checkers.levels import AlertLevel
 from checkers.outcome import CheckOutcome, Status
 from checkers.parsers import Parser
 from checkers.redaction import redact_values
+from checkers.shipping import ship_checks
 from checkers.spark import spark_session
 from checkers.storage import utc_now
 from checkers.tolerances import FailureCounts
@@ -93,6 +94,7 @@ def evaluate_checks(
     its parser's own `deadline_s`) is an ERROR for every check reading it."""
     started_at = now or utc_now()
     session = spark or SparkSession.getActiveSession() or spark_session()
+    ship_checks(session, [check.__module__ for check in checks])  # Python predicates' modules
     given = dict(data or {})
     pending = [_Pending(check, check(now=started_at)) for check in checks]
     for item in pending:

@@ -1,8 +1,9 @@
 """`dq`: list checks, see what is due, run checks, run the local scheduler, read history, write
-the DAG manifest and the HTML report, manage silences, validate check definitions. Exit
-codes: 0 all passed or tolerated, 1 a check failed (`dq validate`: a check definition has a
-problem), 3 a check could not be evaluated (a broken definition included), 2 usage errors,
-4 the project database was unavailable (outcomes spooled)."""
+the DAG manifest and the HTML report, manage silences, validate check definitions, check a
+worker's environment (`dq doctor`). Exit codes: 0 all passed or tolerated, 1 a check failed
+(`dq validate`: a check definition has a problem), 3 a check could not be evaluated (a broken
+definition included), 2 usage errors, 4 the project database was unavailable (outcomes
+spooled)."""
 
 from __future__ import annotations
 
@@ -288,6 +289,18 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_INVALID if found.problems else EXIT_OK
 
 
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from scheduling.doctor import doctor
+
+    findings = doctor()
+    for finding in findings:
+        print(finding.line())
+    failed = {f.name for f in findings if not f.ok}
+    if "database" in failed:
+        return EXIT_INFRA
+    return EXIT_ERROR if failed else EXIT_OK
+
+
 def parser() -> argparse.ArgumentParser:
     main = argparse.ArgumentParser(prog="dq", description=__doc__.splitlines()[0])
     commands = main.add_subparsers(dest="command", required=True)
@@ -346,6 +359,10 @@ def parser() -> argparse.ArgumentParser:
         "validate", help="import every check module and list definition problems (exit 1 if any)"
     )
     validate.set_defaults(func=_cmd_validate)
+    doctor = commands.add_parser(
+        "doctor", help="check this worker: database, checks, Spark and its executors (exit 0 if OK)"
+    )
+    doctor.set_defaults(func=_cmd_doctor)
     return main
 
 

@@ -29,14 +29,14 @@ from checkers.storage import database_url as _database_url
 from checkers.storage import project_database
 from checks.loading import DEFAULT_PARALLELISM
 from scheduling.outage import database_unavailable, unavailable
+from scheduling.worker_config import DEFAULT_STATE_DIR, STATE_DIR_ENV, refuse_relative_paths
 
 CONFIG_ENV = "DQ_CONFIG"
-STATE_DIR_ENV = "DQ_STATE_DIR"
 DELIVERY_BUDGET_ENV = "DQ_DELIVERY_BUDGET_S"  # seconds one receiver may take per run
 
 
 def state_dir() -> Path:
-    return Path(os.environ.get(STATE_DIR_ENV, ".dq"))
+    return Path(os.environ.get(STATE_DIR_ENV, DEFAULT_STATE_DIR))
 
 
 def _from_environment() -> tuple[dict[str, Receiver], dict[str, AlertLevel]]:
@@ -97,6 +97,7 @@ class Settings:
         config_path: str | Path | None = None,
         receivers: Mapping[str, Receiver] | None = None,
     ) -> Settings:
+        refuse_relative_paths(database_url=database_url)  # under Airflow: shared state only
         found, routes = _from_environment()
         path = Path(config_path or os.environ.get(CONFIG_ENV, "dq.toml"))
         policy = EscalationPolicy(routes=routes, escalate_after_runs=4)

@@ -31,3 +31,16 @@ def test_the_session_factory_returns_the_running_session(spark) -> None:
     from checkers import spark_session
 
     assert spark_session() is spark  # one session per process: no second JVM
+
+
+def test_an_unreachable_connect_server_fails_fast_naming_it() -> None:
+    import socket
+
+    from checkers import spark_session
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed on leaving: nothing listens there
+    expected = f"no Spark Connect server answers at 127.0.0.1:{port}"
+    with pytest.raises(ConnectionError, match=expected):
+        spark_session(remote=f"sc://127.0.0.1:{port}/;user_id=dq")

@@ -12,6 +12,7 @@ from pyspark.sql import Column, DataFrame
 
 from checkers.metrics._analyzer import ScanShareableAnalyzer, State
 from checkers.redaction import redact_records
+from checkers.shipping import explain_worker_error
 
 
 @dataclass
@@ -36,7 +37,7 @@ def _python_worker_error(text: list[str]) -> str | None:
             break
         python_lines.append(line)
     raised = [line for line in python_lines if re.match(r"^[A-Za-z_.]*(Error|Exception)\b", line)]
-    return f"{text[0]} {raised[-1]}" if raised else None
+    return explain_worker_error(f"{text[0]} {raised[-1]}") if raised else None
 
 
 def describe_failure(exc: Exception) -> str:

@@ -1,0 +1,178 @@
+"""`dq doctor`: whether this worker can run checks. One finding per concern, each OK or FAIL
+with how to fix it: the worker's paths (under Airflow), the project database (reachable and
+migrated), the checks (they import), Spark (it answers) and its executors (they run Python
+predicates: pandas, pyarrow and the shipped check packages import there)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import sqlalchemy as sa
+
+from checkers.shipping import DEPLOYMENT_DOC, checks_packages, explain_worker_error, ship_checks
+from checkers.storage import MIGRATIONS, _timeouts, database_url, schema_versions
+from scheduling.outage import describe
+from scheduling.worker_config import worker_problems
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+#: Modules a Python predicate needs on the executors besides the check packages.
+ARROW_MODULES = ("pandas", "pyarrow")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One concern: `detail` says what was found; `fix`, when it failed, what to do."""
+
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+    def line(self) -> str:
+        text = f"{'OK  ' if self.ok else 'FAIL'} {self.name}: {self.detail}"
+        return text if self.ok or not self.fix else f"{text}\n     fix: {self.fix}"
+
+
+def worker_finding() -> Finding:
+    problems = worker_problems()
+    if problems:
+        return Finding("worker", False, "; ".join(problems), "set absolute, shared locations")
+    return Finding("worker", True, "paths are absolute, or this is not an Airflow task")
+
+
+def database_finding(url: str | None = None) -> Finding:
+    """Reachable, and migrated to this dq-checkers' schema (never migrates: only looks)."""
+    where = sa.engine.make_url(database_url(url))
+    shown = where.render_as_string(hide_password=True)
+    if where.get_backend_name() == "sqlite" and not Path(where.database or "").is_file():
+        return Finding("database", False, f"{shown}: no such file", "check DQ_DATABASE_URL")
+    engine = sa.create_engine(where, connect_args=_timeouts(where))
+    try:
+        with engine.connect() as connection:
+            if not sa.inspect(connection).has_table(schema_versions.name):
+                applied: set[int] = set()
+            else:
+                query = sa.select(schema_versions.c.version)
+                applied = set(connection.execute(query).scalars())
+    except sa.exc.SQLAlchemyError as exc:
+        fix = "check DQ_DATABASE_URL, that the server runs and that this worker can reach it"
+        return Finding("database", False, f"unreachable: {describe(exc, where)}", fix)
+    finally:
+        engine.dispose()
+    known = {version for version, _ in MIGRATIONS}
+    current = max(known)
+    if applied - known:
+        detail = f"{shown}: schema version {max(applied)}, newer than this dq-checkers ({current})"
+        return Finding("database", False, detail, "upgrade dq-checkers on this worker")
+    if known - applied:
+        have = max(applied, default=0)
+        detail = f"{shown}: schema version {have}, this dq-checkers needs {current}"
+        fix = "any dq command that opens the database migrates it (e.g. `dq history`)"
+        return Finding("database", False, detail, fix)
+    return Finding("database", True, f"{shown}: schema version {current} (current)")
+
+
+def checks_finding(packages: Sequence[str]) -> Finding:
+    from checks.registry import discover_all
+
+    found = discover_all(packages)
+    where = ", ".join(packages)
+    if found.problems:
+        first = found.problems[0].describe()
+        detail = f"{len(found.problems)} problem(s) in {where}, first: {first}"
+        return Finding("checks", False, detail, "`dq validate` lists them")
+    return Finding("checks", True, f"{len(found.checks)} check(s) from {where}")
+
+
+def _failure(exc: Exception) -> str:
+    from checkers.metrics._scan import describe_failure
+
+    return describe_failure(exc)
+
+
+def spark_finding(spark: SparkSession) -> Finding:
+    try:
+        answered = spark.range(3).count()
+    except Exception as exc:
+        fix = "check DQ_SPARK_REMOTE / DQ_SPARK_MASTER and that the server or master runs"
+        return Finding("spark", False, _failure(exc), fix)
+    return Finding("spark", answered == 3, f"Spark {spark.version} answers")
+
+
+def _probe(packages: Sequence[str]) -> Callable[[object], str]:
+    """A UDF body importing the Arrow modules and every module of `packages` on an executor;
+    self-contained, so its pickle needs nothing from this module there."""
+
+    def probe(_):  # no type hints: PySpark would pick the UDF kind from them
+        import importlib
+        import pkgutil
+        import sys
+
+        problems = []
+
+        def load(name: str) -> object:
+            try:
+                return importlib.import_module(name)
+            except (Exception, SystemExit) as exc:  # as discovery does: a module's own raise
+                text = " ".join(str(exc).split())  # one line per problem
+                problems.append(f"{name}: {type(exc).__name__}: {text}")
+                return None
+
+        for name in ARROW_MODULES:
+            load(name)
+        for name in packages:  # every module, as discovery imports them
+            path = getattr(load(name), "__path__", [])
+            for info in pkgutil.walk_packages(path, f"{name}.", onerror=lambda _: None):
+                load(info.name)
+        version = f"Python {sys.version_info[0]}.{sys.version_info[1]}"
+        return "\n".join([version, *problems])
+
+    return probe
+
+
+def executors_finding(spark: SparkSession, packages: Sequence[str]) -> Finding:
+    """Ships the check packages as a run would, then imports them in a Python UDF."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType
+
+    fix = f"see {DEPLOYMENT_DOC}: the executors' Python needs the same version as this one"
+    try:
+        ship_checks(spark, packages)
+        probe = F.udf(_probe(packages), StringType())
+        answer = str(spark.range(1).select(probe(F.lit(0))).first()[0])  # type: ignore[index]
+    except Exception as exc:
+        return Finding("executors", False, _failure(exc), fix)
+    version, *problems = answer.splitlines()
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        detail = f"{version}: {explain_worker_error(problems[0])}{more}"
+        return Finding("executors", False, detail, fix)
+    detail = f"{version} runs Python predicates and imports {', '.join(packages)}"
+    return Finding("executors", True, detail)
+
+
+def doctor(*, spark: SparkSession | None = None) -> list[Finding]:
+    """Every finding, on `spark` or the configured target; Spark's only when the session can be
+    had, the executors' only when Spark answers."""
+    packages = list(checks_packages())
+    findings = [worker_finding(), database_finding(), checks_finding(packages)]
+    try:
+        session = spark or _session()
+    except Exception as exc:
+        fix = "check DQ_SPARK_REMOTE / DQ_SPARK_MASTER and the Spark installation"
+        return [*findings, Finding("spark", False, _failure(exc), fix)]
+    findings.append(spark_finding(session))
+    if findings[-1].ok:
+        findings.append(executors_finding(session, packages))
+    return findings
+
+
+def _session() -> SparkSession:
+    from checkers.spark import spark_session
+
+    return spark_session(app_name="dq-doctor")  # the configured target (or the running session)
