@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from pathlib import Path
 
 from airflow.sdk import (
     Asset,
@@ -24,10 +25,11 @@ from airflow.sdk import (
     task,
 )
 
-from scheduling.manifest import Entry, asset_key, load_manifest, task_ids
+from scheduling.manifest import MANIFEST_ENV, Entry, asset_key, load_manifest, task_ids
 
 TICK = dt.timedelta(minutes=15)
-ENTRIES = load_manifest()  # a missing or stale manifest is this file's import error
+MANIFEST = Path(os.environ.get(MANIFEST_ENV) or Path(__file__).with_name("dq_checks.json"))
+ENTRIES = load_manifest(MANIFEST)  # a missing or stale manifest is this file's import error
 BY_TASK = {e.task_id: e for e in ENTRIES}
 CLOCK = "clock"  # what starts a run: the 15-minute clock, or an upstream asset's key
 

@@ -89,6 +89,18 @@ def checks_finding(packages: Sequence[str]) -> Finding:
     return Finding("checks", True, f"{len(found.checks)} check(s) from {where}")
 
 
+def manifest_finding() -> Finding:
+    """The DAG's check list describes the deployed checks (DQ_MANIFEST, else the repository's)."""
+    from scheduling.manifest import StaleManifest, load_manifest, manifest_path
+
+    path = manifest_path()
+    try:
+        entries = load_manifest(path)
+    except StaleManifest as exc:
+        return Finding("manifest", False, str(exc), f"dq manifest --out {path} at deploy")
+    return Finding("manifest", True, f"{path}: {len(entries)} checks, current", "")
+
+
 def _failure(exc: Exception) -> str:
     from checkers.metrics._scan import describe_failure
 
@@ -160,7 +172,12 @@ def doctor(*, spark: SparkSession | None = None) -> list[Finding]:
     """Every finding, on `spark` or the configured target; Spark's only when the session can be
     had, the executors' only when Spark answers."""
     packages = list(checks_packages())
-    findings = [worker_finding(), database_finding(), checks_finding(packages)]
+    findings = [
+        worker_finding(),
+        database_finding(),
+        checks_finding(packages),
+        manifest_finding(),
+    ]
     try:
         session = spark or _session()
     except Exception as exc:

@@ -30,7 +30,9 @@ REGENERATE = "regenerate it at deploy time: dq manifest --out {path}"
 
 
 def manifest_path() -> Path:
-    """Where the DAG reads its manifest: DQ_MANIFEST, else dq_checks.json beside the DAG."""
+    """The manifest `dq manifest` writes and `dq doctor` checks: DQ_MANIFEST, else the one
+    beside this repository's DAG. (The DAG reads DQ_MANIFEST, else dq_checks.json beside its
+    own file, wherever it was copied.)"""
     return Path(os.environ.get(MANIFEST_ENV) or DAGS_DIR / "dq_checks.json")
 
 

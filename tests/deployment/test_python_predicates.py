@@ -27,6 +27,7 @@ from pathlib import Path
 import pyspark
 import pytest
 
+from tests.dags.spark_events import EventLogs
 from tests.deployment.client import RESULT_MARK
 from tests.polling import wait_for
 
@@ -208,6 +209,39 @@ def _run_client(targets: list[str], client_path: str, directory: Path) -> dict[s
     return runs
 
 
+TICK = """
+import datetime as dt, json
+from checks.registry import discover_all
+from scheduling.runner import run_window
+end = dt.datetime(2026, 11, 22, 7, tzinfo=dt.UTC)
+names = sorted(discover_all("teamchecks").checks)
+run = run_window(names, start=end - dt.timedelta(minutes=15), end=end)
+print(json.dumps({n: o.status.value for n, o in run.results.items()}))
+"""
+
+
+def _run_tick(target: str, client_path: str, directory: Path) -> dict[str, object]:
+    """The Airflow tick's run path (`run_window`, as the DAG's evaluate task calls it) with
+    DQ_SPARK_REMOTE set, and the Spark applications its process started (event logs)."""
+    events = EventLogs.create(directory / "tick")
+    env = {**os.environ, "PYTHONPATH": client_path, "DQ_CHECKS": "teamchecks", **events.env()}
+    env.update(DQ_SPARK_REMOTE=target, PYSPARK_PYTHON=sys.executable)
+    env.update(DQ_DATABASE_URL=f"sqlite:///{directory / 'dq.db'}", DQ_STATE_DIR=str(directory))
+    env.update(DQ_CONFIG=str(directory / "none.toml"))
+    env.pop("SPARK_CONNECT_MODE_ENABLED", None)
+    done = subprocess.run(
+        [sys.executable, "-c", TICK],
+        cwd=directory,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=CLIENT_TIMEOUT_S,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    statuses = json.loads(done.stdout.splitlines()[-1])
+    return {"statuses": statuses, "applications": len(events.applications())}
+
+
 @pytest.fixture(scope="module")
 def connect_run(client_path, tmp_path_factory) -> dict[str, dict]:
     """The client's results on a Spark Connect server started by the wheel's own script."""
@@ -232,7 +266,9 @@ def connect_run(client_path, tmp_path_factory) -> dict[str, dict]:
         wait_for(lambda: _listening(port), "the Spark Connect server", timeout=START_TIMEOUT_S)
         print(f"Connect server ready after {time.perf_counter() - started:.1f} s")
         target = f"sc://127.0.0.1:{port}"
-        return _run_client([target], client_path, directory)[target]
+        run = _run_client([target], client_path, directory)[target]
+        run["tick"] = _run_tick(target, client_path, directory)
+        return run
 
 
 @pytest.fixture(scope="module")
@@ -277,6 +313,12 @@ def test_local_run_counts(cluster_runs) -> None:
 
 def test_spark_connect_counts_equal_local(connect_run, cluster_runs) -> None:
     assert _counts(connect_run) == _counts(cluster_runs["local[2]"])
+
+
+def test_a_tick_on_a_connect_server_starts_no_spark_application(connect_run) -> None:
+    tick = connect_run["tick"]
+    assert {n: tick["statuses"][n] for n in GOOD} == dict.fromkeys(GOOD, "tolerated")
+    assert tick["applications"] == 0  # the driver is the server's
 
 
 def _on_cluster(cluster_runs: dict[str, dict]) -> dict[str, dict]:

@@ -35,18 +35,27 @@ def test_doctor_is_green_on_a_healthy_local_setup(spark, worker_env, monkeypatch
     url = f"sqlite:///{worker_env / 'dq.db'}"
     project_database(url).dispose()
     monkeypatch.setenv("DQ_DATABASE_URL", url)
+    manifest = worker_env / "dq_checks.json"
+    monkeypatch.setenv("DQ_MANIFEST", str(manifest))
+    assert main(["manifest"]) == EXIT_OK
+    capsys.readouterr()
     assert main(["doctor"]) == EXIT_OK
     lines = capsys.readouterr().out.splitlines()
     assert [line.split(":")[0] for line in lines] == [
         "OK   worker",
         "OK   database",
         "OK   checks",
+        "OK   manifest",
         "OK   spark",
         "OK   executors",
     ]
     assert f"schema version {CURRENT} (current)" in lines[1]
     assert "3 check(s) from tests.scheduling.cli_fixture_checks" in lines[2]
-    assert "runs Python predicates and imports tests.scheduling.cli_fixture_checks" in lines[4]
+    assert "runs Python predicates and imports tests.scheduling.cli_fixture_checks" in lines[5]
+    manifest.write_text('{"version": 1, "checks": []}')  # an old deploy's manifest
+    assert main(["doctor"]) == EXIT_ERROR
+    out = capsys.readouterr().out
+    assert "FAIL manifest: " in out and f"fix: dq manifest --out {manifest} at deploy" in out
 
 
 def test_doctor_is_red_for_an_unreachable_database(spark, worker_env, monkeypatch, capsys):
