@@ -9,6 +9,8 @@ import math
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructField, StructType
 
 from checkers.metrics import (
     ApproxCountDistinct,
@@ -28,6 +30,7 @@ from checkers.metrics import (
     run_analysis,
 )
 from checkers.metrics._serde import _KINDS
+from checkers.metrics.samples import BottomK, DistinctBottomK
 
 SCHEMA = "x int, y double, s string"
 ANALYZERS = [
@@ -43,6 +46,24 @@ ANALYZERS = [
     ApproxQuantile("y", 0.5),
     Uniqueness(["x", "s"]),
 ]
+
+
+def sample_analyzers() -> list:
+    """Failing-row samples (built with a session: Columns need one): bottom-k by hash among rows
+    with x > 0, and up to 3 distinct `s` among them."""
+    return [
+        BottomK(
+            "rows", F.struct("x", "y", "s"), F.when(F.col("x") > 0, F.xxhash64("x", "y", "s")), 5
+        ),
+        DistinctBottomK(
+            "keys",
+            F.struct("s"),
+            F.when(F.col("x") > 0, F.col("x") > 3),
+            StructType([StructField("s", StringType())]),
+            3,
+        ),
+    ]
+
 
 rows = st.lists(
     st.tuples(
@@ -103,10 +124,11 @@ def test_states_form_a_commutative_monoid_and_merge_like_the_union(
 ) -> None:
     first, second = sorted((min(cut_a, len(data)), min(cut_b, len(data))))
     parts = [data[:first], data[first:second], data[second:]]
-    results = [run_analysis(spark.createDataFrame(p, SCHEMA), ANALYZERS) for p in parts]
-    whole = run_analysis(spark.createDataFrame(data, SCHEMA), ANALYZERS)
+    analyzers = [*ANALYZERS, *sample_analyzers()]
+    results = [run_analysis(spark.createDataFrame(p, SCHEMA), analyzers) for p in parts]
+    whole = run_analysis(spark.createDataFrame(data, SCHEMA), analyzers)
     assert covered_state_types([whole]) == set(_KINDS.values())  # every registered state type
-    for analyzer in ANALYZERS:
+    for analyzer in analyzers:
         a, b, c = (r.states[analyzer] for r in results)
         assert same(a.merge(b), b.merge(a)), analyzer
         assert same(a.merge(b).merge(c), a.merge(b.merge(c))), analyzer
