@@ -15,7 +15,9 @@ with `[core] parallelism` 4 (--parallelism), two cores. Prints one table; assert
 from __future__ import annotations
 
 import argparse
-import json
+import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -34,15 +36,10 @@ def is_new_design(dag_file: Path) -> bool:
 
 
 def new_manifest(path: Path, package_dir: Path) -> Path:
-    """The manifest as the checkout's `build_manifest` writes it (the new DAG's format)."""
-    import sys
-
-    sys.path.insert(0, str(package_dir))
-    from checks.registry import discover_all
-    from scheduling.manifest import build_manifest
-
-    found = discover_all([deployment.PACKAGE])
-    path.write_text(json.dumps(build_manifest(found.checks.values()), indent=1))
+    """The manifest as the checkout's `dq manifest --out` writes it (the new DAG's format)."""
+    env = {**os.environ, "DQ_CHECKS": deployment.PACKAGE, "PYTHONPATH": f"{package_dir}:{ROOT}"}
+    command = [sys.executable, "-m", "scheduling.cli", "manifest", "--out", str(path)]
+    subprocess.run(command, env=env, check=True, capture_output=True)
     return path
 
 
