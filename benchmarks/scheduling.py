@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from scheduling.clocks import Cron
-from scheduling.manifest import clock_spec
+from scheduling.manifest import VERSION, clock_spec
 from scheduling.windows import due_windows
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,10 +57,11 @@ def parse_time(count: int) -> tuple[float, float, int]:
     with tempfile.TemporaryDirectory() as home:
         manifest = Path(home) / "manifest.json"
         entries = [
-            {"name": n, "clock": clock_spec(c), "owner": "", "module": "bench"}
+            {"name": n, "task_id": n, "clock": clock_spec(c), "owner": "", "module": "bench"}
             for n, c in clocks(count)
         ]
-        manifest.write_text(json.dumps({"version": 1, "checks": entries}))
+        body = {"version": VERSION, "packages": [], "sources": {}, "checks": entries}
+        manifest.write_text(json.dumps(body))
         env = {
             **os.environ,
             "AIRFLOW_HOME": home,

@@ -1,6 +1,7 @@
 """The project database (SQLAlchemy): one schema for run history, incidents, the notification
-outbox, receiver threads, mutes and window claims, with numbered migrations. SQLite by default
-(`DQ_DATABASE_URL`, else `.dq/dq.db`), PostgreSQL or MariaDB in production. No Spark here."""
+outbox, receiver threads, mutes, window claims and the readiness of guarded assets, with numbered
+migrations. SQLite by default (`DQ_DATABASE_URL`, else `.dq/dq.db`), PostgreSQL or MariaDB in
+production. No Spark here."""
 
 from __future__ import annotations
 
@@ -165,6 +166,23 @@ claims = sa.Table(
     sa.Column("outcome_status", sa.String(20)),
 )
 
+#: Per guarded asset, the latest verdict on it (checks/readiness.py): ready after a PASSED or
+#: TOLERATED run, not ready after a FAILED or ERROR one. Migration 6.
+readiness = sa.Table(
+    "dq_readiness",
+    metadata,
+    sa.Column("asset", sa.String(200), primary_key=True),
+    sa.Column("check_name", sa.String(200), nullable=False),
+    sa.Column("ready", sa.Boolean, nullable=False),
+    sa.Column("status", sa.String(20), nullable=False),  # the outcome's status
+    sa.Column("window_start", UtcDateTime),
+    sa.Column("window_end", UtcDateTime, nullable=False),
+    sa.Column("run_id", sa.Integer),  # the dq_runs row of the verdict
+    sa.Column("marker", sa.Text),  # the marker file beside the data, when there is one
+    sa.Column("error", sa.Text),  # why the marker could not be written or removed
+    sa.Column("updated_at", UtcDateTime, nullable=False),
+)
+
 
 def _v1_initial(connection: Connection) -> None:
     metadata.create_all(
@@ -253,6 +271,10 @@ def _v5_spool_replays(connection: Connection) -> None:
     spool_replays.create(connection)
 
 
+def _v6_readiness(connection: Connection) -> None:
+    readiness.create(connection, checkfirst=True)
+
+
 #: Numbered migrations, applied in order and recorded in dq_schema_versions. Add, never edit.
 #: A fresh database gets later columns of a table already from migration 1 (which creates the
 #: tables as defined now), so later migrations add columns and indexes only when missing.
@@ -262,6 +284,7 @@ MIGRATIONS: list[tuple[int, Callable[[Connection], None]]] = [
     (3, _v3_claims_and_open_incidents),
     (4, _v4_delivery_leases),
     (5, _v5_spool_replays),
+    (6, _v6_readiness),
 ]
 
 

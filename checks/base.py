@@ -23,12 +23,14 @@ from checkers.levels import AlertLevel, AlertLevelPolicy, FixedLevel
 from checkers.storage import utc_now
 from checkers.tolerances import NoFailures, Tolerance
 from checks import registry
-from checks.definition import validate_definition
+from checks.definition import refuse_shared_asset, validate_definition
 from checks.problems import snake as _snake
+from checks.task_states import TaskStates
 
 if TYPE_CHECKING:
     from checkers._checker import Checker
     from checkers.parsers import Parser
+    from checks.assets import Guarded
 
 
 class QualityCheck:
@@ -57,6 +59,13 @@ class QualityCheck:
     sample_size: ClassVar[int] = 20
     #: Columns whose values never leave the run (PII): masked in samples, alerts and logs.
     masked_columns: ClassVar[tuple[str, ...]] = ()
+    #: The dataset this check gates: a readiness marker after each green run (checks.assets).
+    guards: ClassVar[Guarded | None] = None
+    #: Upstream Airflow assets (names, or URIs with `://`) whose events also trigger this check.
+    after: ClassVar[tuple[str, ...]] = ()
+    #: Under Airflow, what its outcomes make of the check's task (None: DQ_TASK_FAILS_AT and
+    #: DQ_TASK_FAILS_ON_ERROR; see checks.task_states).
+    task_states: ClassVar[TaskStates | None] = None
     abstract: ClassVar[bool] = False
 
     def __init_subclass__(cls, *, register: bool = True, **kwargs: object) -> None:
@@ -72,6 +81,7 @@ class QualityCheck:
         with registry.defining(cls):
             cls._validate()
             if register:
+                refuse_shared_asset(cls, registry.registered().values())
                 registry.register(cls)
 
     @classmethod

@@ -4,10 +4,11 @@ class is defined, with a message that says how to fix it. No Spark, no I/O."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from checkers.levels import AlertLevel
 from checkers.tolerances import Tolerance
+from checks.assets import Guarded, upstream_problem
 
 
 class CheckDefinitionError(TypeError, ValueError):
@@ -113,6 +114,23 @@ def _sample_size(value: object) -> str | None:
     return f"sample_size must be a whole number >= 0 (failing rows kept), e.g. 20, got {value!r}"
 
 
+def _guards(value: object) -> str | None:
+    if value is None or isinstance(value, Guarded):
+        return None
+    if isinstance(value, str):
+        return f"guards is a string; wrap it: guards = Guarded({value!r})"
+    if value is True:
+        return "guards = True: write guards = Guarded() (the asset is then named after the check)"
+    example = "guards = Guarded('lake/flights')"
+    return f"guards must be Guarded(...) or None, e.g. {example}, got {value!r}"
+
+
+def _after(value: object) -> str | None:
+    if problem := _names(value, "after", "('producer/flights',)"):
+        return problem
+    return next((p for v in value if (p := upstream_problem(v))), None)  # type: ignore[attr-defined]
+
+
 def _text(attribute: str) -> Callable[[object], str | None]:
     def rule(value: object) -> str | None:
         ok = isinstance(value, str)
@@ -123,6 +141,17 @@ def _text(attribute: str) -> Callable[[object], str | None]:
 
 def _flag(value: object) -> str | None:
     return None if isinstance(value, bool) else f"allow_empty must be True or False, got {value!r}"
+
+
+def _task_states(value: object) -> str | None:
+    from checks.task_states import TaskStates
+
+    if value is None or isinstance(value, TaskStates):
+        return None
+    return (
+        "task_states must be a TaskStates (or None for the deployment's default), e.g. "
+        f"task_states = TaskStates(fail_at=AlertLevel.CRITICAL), got {value!r}"
+    )
 
 
 _RULES: dict[str, Callable[[object], str | None]] = {
@@ -138,7 +167,25 @@ _RULES: dict[str, Callable[[object], str | None]] = {
     "masked_columns": lambda v: _names(v, "masked_columns", "('email', 'phone')"),
     "sample_size": _sample_size,
     "allow_empty": _flag,
+    "guards": _guards,
+    "after": _after,
+    "task_states": _task_states,
 }
+
+
+def _triggers_itself(check: type) -> str | None:
+    """`after` naming the check's own guarded asset (by name or by its readiness URI)."""
+    guards, name = getattr(check, "guards", None), getattr(check, "name", None)
+    after = getattr(check, "after", ())
+    if not isinstance(guards, Guarded) or not isinstance(name, str):
+        return None
+    own = guards.airflow_asset(name)
+    if isinstance(after, tuple | list) and any(a in own.values() for a in after):
+        return (
+            f"after names {own['name']!r}, the asset this check guards: it would trigger "
+            "itself; name the producer's asset instead"
+        )
+    return None
 
 
 def definition_problems(check: type, *, base_checker: object) -> list[str]:
@@ -160,12 +207,36 @@ def definition_problems(check: type, *, base_checker: object) -> list[str]:
         if hasattr(check, attribute) and (problem := rule(getattr(check, attribute))):
             problems.append(problem)
     name = getattr(check, "name", None)
+    if loop := _triggers_itself(check):
+        problems.append(loop)
     if not isinstance(name, str) or not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", name):
         problems.append(
             f"name {name!r}: use lowercase letters, digits, _ . - (start with a letter or digit), "
             "e.g. name = 'orders_have_amounts'"
         )
     return problems
+
+
+def refuse_shared_asset(check: type, registered: Iterable[type]) -> None:
+    """One check guards an asset: a second one would overwrite the first one's verdict."""
+    guards = getattr(check, "guards", None)
+    if not isinstance(guards, Guarded):
+        return
+    asset = guards.name_for(check.name)  # type: ignore[attr-defined]
+    where = f"{check.__module__}.{check.__qualname__}"
+    for other in registered:
+        theirs = getattr(other, "guards", None)
+        if not isinstance(theirs, Guarded) or theirs.name_for(other.name) != asset:  # type: ignore[attr-defined]
+            continue
+        if f"{other.__module__}.{other.__qualname__}" != where:  # not a re-import of itself
+            raise CheckDefinitionError(
+                where,
+                [
+                    f"guards {asset!r}, which {other.__module__}.{other.__qualname__} guards "
+                    "already: one check gates an asset (combine the rules in one check, or "
+                    "name the assets apart)"
+                ],
+            )
 
 
 def validate_definition(check: type, *, base_checker: object) -> None:

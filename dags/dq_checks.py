@@ -1,19 +1,43 @@
-"""The one dq-checkers DAG: every 15 minutes, per check a task group whose gate skips the check
-unless its clock fires in the run's data interval, then the run task. Wiring only: the check list
-comes from the manifest next to this file (`dq manifest` writes it), so parsing imports neither
-Spark nor the checks, and touches no database or network."""
+"""The one dq-checkers DAG, every 15 minutes. `evaluate` picks the checks due in the run's data
+interval and runs them all in one process: one Spark application per tick (none with a
+Spark Connect server, DQ_SPARK_REMOTE), one read per source. Each check keeps its own task group,
+whose `result` task takes the check's state: failed (no retry) for a FAILED outcome at or above
+its level, failed with retries for an ERROR outcome (a retry evaluates it again), success
+otherwise, skipped when the check is not due.
+
+Wiring only. The check list comes from the manifest (DQ_MANIFEST, else dq_checks.json beside this
+file) written at deploy time by `dq manifest`; parsing hashes the check packages' files to refuse
+a stale manifest, and imports neither Spark nor the checks. Replays: DQ_DAG_START, DQ_DAG_END
+(ISO times, the first and last data interval start) and DQ_DAG_CATCHUP=1."""
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
-from pathlib import Path
 
-from airflow.sdk import CronDataIntervalTimetable, TaskGroup, dag, get_current_context, task
+from airflow.sdk import (
+    Asset,
+    CronDataIntervalTimetable,
+    TaskGroup,
+    dag,
+    get_current_context,
+    task,
+)
 
-MANIFEST = Path(os.environ.get("DQ_MANIFEST") or Path(__file__).with_name("dq_checks.json"))
+from scheduling.manifest import Entry, asset_key, load_manifest, task_ids
+
 TICK = dt.timedelta(minutes=15)
+ENTRIES = load_manifest()  # a missing or stale manifest is this file's import error
+BY_TASK = {e.task_id: e for e in ENTRIES}
+CLOCK = "clock"  # what starts a run: the 15-minute clock, or an upstream asset's key
+
+
+def _moment(name: str, default: dt.datetime | None) -> dt.datetime | None:
+    text = os.environ.get(name)
+    if not text:
+        return default
+    moment = dt.datetime.fromisoformat(text)
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
 
 
 def _window() -> tuple[dt.datetime, dt.datetime]:
@@ -27,49 +51,100 @@ def _window() -> tuple[dt.datetime, dt.datetime]:
     return after - TICK, after
 
 
-def _is_due(clock: dict | None) -> bool:
-    from scheduling.manifest import clock_from_spec
-    from scheduling.windows import is_due
+def _evaluate(trigger: str) -> list[str]:
+    from scheduling.airflow_tasks import OUTCOMES, due, due_on_assets, evaluate
 
+    context = get_current_context()
     start, end = _window()
-    return is_due(clock_from_spec(clock), start, end)
+    # the checks due by their clocks, or those run by an event of upstream asset `trigger`
+    chosen = due(ENTRIES, start, end) if trigger == CLOCK else due_on_assets(ENTRIES, trigger)
+    follow, summaries = evaluate(chosen, start, end)
+    context["ti"].xcom_push(key=OUTCOMES, value=summaries)
+    return follow
 
 
-def _run(check: str) -> dict[str, object]:
-    from scheduling.runner import run_named
+def _result(task_id: str) -> dict[str, object]:
+    from scheduling.airflow_tasks import OUTCOMES, settle
 
+    entry = BY_TASK[task_id]
     start, end = _window()
-    outcome = run_named([check], start=start, end=end)[0]
-    print(outcome.summary())
-    return {
-        "status": outcome.status.value,
-        "level": outcome.level.name,
-        "failing": outcome.failing,
-        "total": outcome.total,
-    }
+    ti = get_current_context()["ti"]
+    summaries = ti.xcom_pull(task_ids="evaluate", key=OUTCOMES) or {}
+    return settle(entry, summaries.get(entry.name), attempt=ti.try_number, start=start, end=end)
+
+
+def _publish(task_id: str, outlet_events=None) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    from scheduling.airflow_tasks import publication
+
+    summary = get_current_context()["ti"].xcom_pull(task_ids=f"{task_id}.result")
+    extra = publication(summary)  # skips unless the run made the asset ready
+    outlet_events[_guarded(BY_TASK[task_id])].extra = extra
+    return extra
+
+
+def _guarded(entry: Entry) -> Asset:
+    assert entry.guards is not None
+    return Asset(name=entry.guards["name"], uri=entry.guards["uri"])
+
+
+def _checks(entries: list[Entry], trigger: str) -> None:
+    """`evaluate`, then per check its result task and, for a guarded dataset, `ready`: the
+    Airflow asset event downstream DAGs schedule on, emitted only when the check passed."""
+    evaluate = task.branch(task_id="evaluate")(_evaluate)(trigger)
+    for entry in entries:
+        with TaskGroup(group_id=entry.task_id):
+            result = task(task_id="result")(_result)(entry.task_id)
+            evaluate >> result
+            if entry.guards:
+                ready = task(task_id="ready", outlets=[_guarded(entry)])(_publish)
+                result >> ready(entry.task_id)
+
+
+DEFAULTS = {
+    "retries": int(os.environ.get("DQ_TASK_RETRIES", "1")),
+    "retry_delay": dt.timedelta(seconds=float(os.environ.get("DQ_TASK_RETRY_DELAY_S", "120"))),
+    "execution_timeout": dt.timedelta(minutes=10),
+}
 
 
 @dag(
     dag_id="dq_checks",
     schedule=CronDataIntervalTimetable("*/15 * * * *", timezone="UTC"),
-    start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
-    catchup=False,
+    start_date=_moment("DQ_DAG_START", dt.datetime(2026, 1, 1, tzinfo=dt.UTC)),
+    end_date=_moment("DQ_DAG_END", None),
+    catchup=os.environ.get("DQ_DAG_CATCHUP", "0").lower() in ("1", "true"),
     max_active_runs=1,
     dagrun_timeout=dt.timedelta(minutes=14),
-    default_args={
-        "retries": 1,
-        "retry_delay": dt.timedelta(minutes=2),
-        "execution_timeout": dt.timedelta(minutes=10),
-    },
+    default_args=DEFAULTS,
     tags=["data-quality"],
 )
 def dq_checks() -> None:
-    for entry in json.loads(MANIFEST.read_text())["checks"]:
-        with TaskGroup(group_id=entry["name"]):
-            gate = task.short_circuit(task_id="due", ignore_downstream_trigger_rules=False)(
-                _is_due
-            )(entry["clock"])
-            gate >> task(task_id="run")(_run)(entry["name"])
+    _checks(ENTRIES, CLOCK)
 
 
 dq_checks()
+
+
+def _after_dag(key: str, spec: dict[str, str]) -> None:
+    """A DAG per upstream asset: each of its events runs the checks declaring it in `after`
+    (besides their clocks). One asset per DAG: a run needs no look at which event started it."""
+    ref = Asset.ref(name=spec["name"]) if "name" in spec else Asset.ref(uri=spec["uri"])
+    chosen = [e for e in ENTRIES if key in {asset_key(a) for a in e.after}]
+
+    @dag(
+        dag_id=f"dq_checks_after_{task_ids([key])[key]}",
+        description=f"dq-checkers checks run when {key} is updated",
+        schedule=ref,
+        start_date=_moment("DQ_DAG_START", dt.datetime(2026, 1, 1, tzinfo=dt.UTC)),
+        max_active_runs=1,
+        default_args=DEFAULTS,
+        tags=["data-quality"],
+    )
+    def dq_checks_after() -> None:
+        _checks(chosen, key)
+
+    dq_checks_after()
+
+
+for _key, _spec in {asset_key(a): a for e in ENTRIES for a in e.after}.items():
+    _after_dag(_key, _spec)

@@ -44,6 +44,7 @@ class Claim:
     holder: str
     run_id: int | None = None
     taken_over_from: str | None = None
+    outcome_status: str | None = None  # of a done claim: passed, failed, error...
 
     def describe(self) -> str:
         window = f"({self.start.isoformat()}, {self.end.isoformat()}]"
@@ -134,7 +135,35 @@ def _claim_of(row: sa.RowMapping) -> Claim:
         as_utc(row["window_end"]),  # type: ignore[arg-type]
         row["holder"],
         row["run_id"],
+        outcome_status=row["outcome_status"],
     )
+
+
+def reopen_errored(
+    engine: Engine, done: Claim, *, holder: str, lease: dt.timedelta, now: dt.datetime
+) -> Claim:
+    """Claim again a window whose recorded outcome is ERROR (an Airflow retry evaluates it once
+    more: the source may be back). Compare-and-swap, so one of several retries wins."""
+    with engine.begin() as connection:
+        swapped = connection.execute(
+            claims.update()
+            .where(
+                _key(done.check, done.start),
+                claims.c.status == "done",
+                claims.c.outcome_status == "error",
+                claims.c.run_id == done.run_id,
+            )
+            .values(
+                status="running",
+                holder=holder,
+                claimed_at=now,
+                lease_until=now + lease,
+                finished_at=None,
+            )
+        ).rowcount
+    if swapped == 1:
+        return Claim(ClaimState.CLAIMED, done.check, done.start, done.end, holder)
+    return current_claim(engine, done.check, done.start)
 
 
 def renew(
@@ -287,13 +316,19 @@ def hold_windows(
     holder: str | None = None,
     lease: dt.timedelta | None = None,
     clock: Clock = utc_now,
+    retry_errors: bool = False,
 ) -> HeldWindows:
-    """Claim each (check, start, end); those claimed by others (running or done) are skipped."""
+    """Claim each (check, start, end); those claimed by others (running or done) are skipped.
+    With `retry_errors`, a window done with an ERROR outcome is claimed again."""
     result = HeldWindows(engine, holder or new_holder(), lease or lease_from_environment(), clock)
     for check, start, end in windows:
         answer = claim(
             engine, check, (start, end), holder=result.holder, lease=result.lease, now=clock()
         )
+        if retry_errors and answer.state is ClaimState.DONE and answer.outcome_status == "error":
+            answer = reopen_errored(
+                engine, answer, holder=result.holder, lease=result.lease, now=clock()
+            )
         if answer.state is ClaimState.CLAIMED:
             result.held[check] = answer
         else:

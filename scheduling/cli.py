@@ -182,11 +182,38 @@ def _cmd_history(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cmd_manifest(args: argparse.Namespace) -> int:
-    from scheduling.manifest import MANIFEST, write_manifest
+def _cmd_ready(args: argparse.Namespace) -> int:
+    """Exit 0 when the guarded asset passed quality (for the window ending --at), else 1."""
+    from checks.readiness import is_ready
 
-    path = write_manifest(_checks().values(), Path(args.out) if args.out else MANIFEST)
-    print(f"wrote {path}")
+    at = _parse_time(args.at) if args.at else None
+    ready = is_ready(_settings().engine, args.asset, at=at)
+    window = f" for the window ending {at.isoformat()}" if at else ""
+    print(f"{args.asset}: {'ready' if ready else 'not ready'}{window}")
+    return EXIT_OK if ready else EXIT_FAILED
+
+
+def _cmd_manifest(args: argparse.Namespace) -> int:
+    from scheduling.manifest import (
+        build_manifest,
+        check_packages,
+        manifest_path,
+        render,
+        write_manifest,
+    )
+
+    found = _discovery()
+    manifest = build_manifest(found.checks.values(), found.problems, packages=check_packages())
+    path = Path(args.out) if args.out else manifest_path()
+    if args.check:
+        current = path.read_text() if path.exists() else ""
+        if current != render(manifest):
+            print(f"{path} is out of date with the checks: run `dq manifest --out {path}`")
+            return EXIT_INVALID
+        print(f"{path} is current ({len(found.checks) + len(found.problems)} checks)")
+        return EXIT_OK
+    write_manifest(manifest, path)
+    print(f"wrote {path} ({len(found.checks)} checks, {len(found.problems)} with problems)")
     return EXIT_OK
 
 
@@ -285,8 +312,15 @@ def parser() -> argparse.ArgumentParser:
     hist.add_argument("check", nargs="?")
     hist.add_argument("--limit", type=int, default=20)
     hist.set_defaults(func=_cmd_history)
-    manifest = commands.add_parser("manifest", help="write the DAG's check manifest")
-    manifest.add_argument("--out")
+    ready = commands.add_parser("ready", help="whether a guarded asset passed quality (exit 0/1)")
+    ready.add_argument("asset")
+    ready.add_argument("--at", help="ISO end of the window it must cover (default: its latest)")
+    ready.set_defaults(func=_cmd_ready)
+    manifest = commands.add_parser("manifest", help="write (or --check) the DAG's check manifest")
+    manifest.add_argument("--out", help="where (default DQ_MANIFEST, else beside the DAG)")
+    manifest.add_argument(
+        "--check", action="store_true", help="exit 1 when the manifest is not current (for CI)"
+    )
     manifest.set_defaults(func=_cmd_manifest)
     report = commands.add_parser("report", help="write the HTML report")
     report.add_argument("--out", default=".dq/report.html")

@@ -1,10 +1,18 @@
-"""The check manifest: names and clocks of the registered checks as JSON, shipped next to the DAG
-so that parsing the DAG never imports Spark or the checks themselves."""
+"""The check manifest: what the DAG needs about every check (name, task id, clock, owner, how its
+task reports outcomes), as JSON beside the DAG, so parsing the DAG imports neither Spark nor the
+checks. It carries a digest of every source file of the check packages: the DAG compares them
+at parse time (hashing files, importing nothing) and refuses a manifest that no longer matches
+the code, so a new, renamed or changed check can never silently miss its runs."""
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import json
-from collections.abc import Iterable
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,8 +20,22 @@ from scheduling.clocks import Cron, Every
 
 if TYPE_CHECKING:
     from checks.base import QualityCheck
+    from checks.problems import DefinitionProblem
 
-MANIFEST = Path(__file__).resolve().parent.parent / "dags" / "dq_checks.json"
+VERSION = 2
+MANIFEST_ENV = "DQ_MANIFEST"
+CHECKS_ENV = "DQ_CHECKS"
+DAGS_DIR = Path(__file__).resolve().parent.parent / "dags"
+REGENERATE = "regenerate it at deploy time: dq manifest --out {path}"
+
+
+def manifest_path() -> Path:
+    """Where the DAG reads its manifest: DQ_MANIFEST, else dq_checks.json beside the DAG."""
+    return Path(os.environ.get(MANIFEST_ENV) or DAGS_DIR / "dq_checks.json")
+
+
+def check_packages() -> list[str]:
+    return [p.strip() for p in os.environ.get(CHECKS_ENV, "checks").split(",") if p.strip()]
 
 
 def clock_spec(clock: object) -> dict[str, object] | None:
@@ -24,7 +46,7 @@ def clock_spec(clock: object) -> dict[str, object] | None:
     return None
 
 
-def clock_from_spec(spec: dict[str, object] | None) -> Cron | Every | None:
+def clock_from_spec(spec: Mapping[str, object] | None) -> Cron | Every | None:
     import datetime as dt
 
     if spec is None:
@@ -37,19 +59,178 @@ def clock_from_spec(spec: dict[str, object] | None) -> Cron | Every | None:
     )
 
 
-def build_manifest(checks: Iterable[type[QualityCheck]]) -> dict[str, object]:
-    entries = [
+def task_ids(names: Iterable[str]) -> dict[str, str]:
+    """An Airflow task-group id per check name: letters, digits, _ and - only (a problem's name
+    may read `module:teams.orders`); a collision gets a short digest of the name."""
+    ids: dict[str, str] = {}
+    taken: set[str] = set()
+    for name in sorted(names):
+        key = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:200]
+        if key in taken:
+            key = f"{key[:190]}_{hashlib.sha256(name.encode()).hexdigest()[:8]}"
+        ids[name] = key
+        taken.add(key)
+    return ids
+
+
+def _files(package: str) -> dict[str, Path]:
+    """The .py files of a package (recursively) or of a single module, keyed by their path
+    inside it; found without importing the package itself."""
+    spec = importlib.util.find_spec(package)
+    if spec is None:
+        raise StaleManifest(f"check package {package!r} is not importable here")
+    roots = list(spec.submodule_search_locations or [])
+    if not roots:
+        return {Path(str(spec.origin)).name: Path(str(spec.origin))}
+    return {
+        f"{Path(root).name}/{path.relative_to(root).as_posix()}": path
+        for root in roots
+        for path in sorted(Path(root).rglob("*.py"))
+        if "__pycache__" not in path.parts
+    }
+
+
+def source_digests(packages: Sequence[str]) -> dict[str, dict[str, str]]:
+    """Per package, the SHA-256 of each source file."""
+    return {
+        package: {
+            name: hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+            for name, path in _files(package).items()
+        }
+        for package in packages
+    }
+
+
+def _fails_at(check: object) -> dict[str, object] | None:
+    states = getattr(check, "task_states", None)
+    return states.spec() if states is not None else None
+
+
+def build_manifest(
+    checks: Iterable[type[QualityCheck]],
+    problems: Iterable[DefinitionProblem] = (),
+    *,
+    packages: Sequence[str] | None = None,
+) -> dict[str, object]:
+    """The manifest of `checks` and of the `problems` found beside them (each runs every tick
+    as its check's ERROR outcome, so the DAG shows it failing); `packages` are hashed."""
+    found = sorted(checks, key=lambda c: c.name)
+    broken = list(problems)
+    ids = task_ids([c.name for c in found] + [p.name for p in broken])
+    entries: list[dict[str, object]] = [
         {
             "name": c.name,
+            "task_id": ids[c.name],
             "clock": clock_spec(c.clock),
             "owner": c.owner,
             "module": c.__module__,
+            "task_states": _fails_at(c),
+            # Airflow assets (checks/readiness.py): emitted when green / also triggering the check
+            "guards": None if c.guards is None else c.guards.airflow_asset(c.name),
+            "after": [{"uri": a} if "://" in a else {"name": a} for a in c.after],
         }
-        for c in sorted(checks, key=lambda c: c.name)
+        for c in found
     ]
-    return {"version": 1, "checks": entries}
+    entries += [
+        {
+            "name": p.name,
+            "task_id": ids[p.name],
+            "clock": None,
+            "owner": p.owner,
+            "module": p.module,
+            "problem": p.reason,
+        }
+        for p in broken
+    ]
+    chosen = list(packages) if packages is not None else sorted({c.__module__ for c in found})
+    return {
+        "version": VERSION,
+        "packages": chosen,
+        "sources": source_digests(chosen),
+        "checks": sorted(entries, key=lambda e: str(e["name"])),
+    }
 
 
-def write_manifest(checks: Iterable[type[QualityCheck]], path: Path = MANIFEST) -> Path:
-    path.write_text(json.dumps(build_manifest(checks), indent=2, sort_keys=True) + "\n")
+def render(manifest: Mapping[str, object]) -> str:
+    return json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+
+
+def write_manifest(manifest: Mapping[str, object], path: Path) -> Path:
+    """Write atomically (the DAG processor may be reading the old one)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = path.with_name(f".{path.name}.tmp")
+    staging.write_text(render(manifest))
+    staging.replace(path)
     return path
+
+
+class StaleManifest(RuntimeError):
+    """The manifest does not describe the checks deployed beside it (the DAG refuses to load)."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One check of the manifest, as the DAG uses it."""
+
+    name: str
+    task_id: str
+    clock: dict[str, object] | None
+    owner: str
+    task_states: dict[str, object] | None = None
+    problem: str | None = None
+    #: The Airflow asset a green run publishes: {"name": ..., "uri": ...} (checks/readiness.py)
+    guards: dict[str, str] | None = None
+    #: Airflow assets whose events also run the check: {"name": ...} or {"uri": ...} each
+    after: tuple[dict[str, str], ...] = ()
+
+
+def asset_key(spec: Mapping[str, str]) -> str:
+    """`name:<n>` or `uri:<u>`: an `after` entry (an upstream Airflow asset) as a key."""
+    return f"name:{spec['name']}" if "name" in spec else f"uri:{spec['uri']}"
+
+
+def _differences(recorded: Mapping[str, str], current: Mapping[str, str]) -> list[str]:
+    added = sorted(set(current) - set(recorded))
+    removed = sorted(set(recorded) - set(current))
+    changed = sorted(k for k in set(current) & set(recorded) if current[k] != recorded[k])
+    return (
+        [f"new {f}" for f in added]
+        + [f"removed {f}" for f in removed]
+        + [f"changed {f}" for f in changed]
+    )
+
+
+def load_manifest(path: Path | None = None) -> list[Entry]:
+    """The manifest's entries, after checking that it is current: raises StaleManifest naming
+    the source files added, removed or changed since it was generated."""
+    where = path or manifest_path()
+    fix = REGENERATE.format(path=where)
+    try:
+        data = json.loads(where.read_text())
+    except FileNotFoundError:
+        raise StaleManifest(f"no check manifest at {where}: {fix}") from None
+    if data.get("version") != VERSION:
+        raise StaleManifest(f"{where} has manifest version {data.get('version')}: {fix}")
+    recorded: dict[str, dict[str, str]] = data["sources"]
+    current = source_digests(list(recorded))
+    changes = [
+        f"{package}: {change}"
+        for package in recorded
+        for change in _differences(recorded[package], current[package])
+    ]
+    if changes:
+        shown = "; ".join(changes[:5]) + (f"; and {len(changes) - 5} more" if changes[5:] else "")
+        raise StaleManifest(f"{where} is out of date with the checks ({shown}): {fix}")
+    return [
+        Entry(
+            name=e["name"],
+            task_id=e["task_id"],
+            clock=e.get("clock"),
+            owner=e.get("owner", ""),
+            task_states=e.get("task_states"),
+            problem=e.get("problem"),
+            guards=e.get("guards"),
+            after=tuple(e.get("after") or ()),
+        )
+        for e in data["checks"]
+    ]

@@ -17,6 +17,7 @@ from alerting.reconcile import reconcile_mutes
 from checkers.outcome import CheckOutcome
 from checks import QualityCheck, registered
 from checks.problems import DefinitionProblem, problem_outcome
+from checks.readiness import Readiness, publish_readiness
 from scheduling.claims import (
     Claim,
     ClaimLost,
@@ -47,6 +48,8 @@ class RunReport:
     spooled: list[CheckOutcome] = field(default_factory=list)  # not recorded: database down
     database_error: str | None = None
     skipped: list[Claim] = field(default_factory=list)  # windows another run holds or did
+    #: What each guarded check's run did to its asset's readiness marker; `error`: not written.
+    readiness: list[Readiness] = field(default_factory=list)
 
 
 def _policies(
@@ -57,12 +60,16 @@ def _policies(
     return lambda name: known.get(name, settings.default_policy)
 
 
-def _hold(settings: Settings, windows: Sequence[Window], names: set[str]) -> HeldWindows:
+def _hold(
+    settings: Settings, windows: Sequence[Window], names: set[str], *, retry_errors: bool
+) -> HeldWindows:
     """Claim the windows of `names`; none while the database is unavailable (outcomes spool)."""
     if settings.database_error is None:
         with tolerated(settings):
             return hold_windows(
-                settings.engine, [(w.check, w.start, w.end) for w in windows if w.check in names]
+                settings.engine,
+                [(w.check, w.start, w.end) for w in windows if w.check in names],
+                retry_errors=retry_errors,
             )
     return HeldWindows(settings.engine, new_holder(), lease_from_environment())
 
@@ -75,20 +82,23 @@ def run_checks(
     windows: Sequence[Window] = (),
     spark: object | None = None,
     problems: Sequence[DefinitionProblem] = (),
+    retry_errors: bool = False,
 ) -> RunReport:
     """Evaluate, record and alert. A failing or broken check never stops the others; each of
     `problems` (checks that could not be defined) is recorded and alerted as an ERROR outcome.
-    A window another run holds or has done is skipped (`RunReport.skipped`)."""
+    A window another run holds or has done is skipped (`RunReport.skipped`), unless
+    `retry_errors` and its recorded outcome is ERROR: then it is evaluated again."""
     from checks.evaluation import evaluate_checks  # Spark only when something runs
 
     policy_for = _policies(settings, checks)
     replay_spool(settings, now, policy_for)  # what an outage spooled is recorded first
     by_name = {w.check: (w.start, w.end) for w in windows}
-    claimed = _hold(settings, windows, {c.name for c in checks})
+    claimed = _hold(settings, windows, {c.name for c in checks}, retry_errors=retry_errors)
     checks = [c for c in checks if c.name not in claimed.skipped]
     skipped = list(claimed.skipped.values())
     outcomes: list[CheckOutcome] = []
     spooled: list[CheckOutcome] = []
+    gates: list[Readiness] = []
     with claimed:  # leases renewed while the checks evaluate
         evaluated = (
             evaluate_checks(
@@ -112,6 +122,10 @@ def run_checks(
             outcomes.append(outcome)
             if not recorded:
                 spooled.append(outcome)
+            # after the record: a crash in between leaves no marker (checks/readiness.py)
+            engine = settings.engine if recorded else None
+            if gate := publish_readiness(engine, subject, outcome, now, window=window):
+                gates.append(gate)
     delivery = None
     with tolerated(settings):
         if settings.database_error is None:
@@ -119,7 +133,9 @@ def run_checks(
             delivery = deliver_pending(
                 settings.engine, settings.receivers, now, retry=settings.delivery
             )
-    return RunReport(outcomes, list(windows), delivery, spooled, settings.database_error, skipped)
+    return RunReport(
+        outcomes, list(windows), delivery, spooled, settings.database_error, skipped, gates
+    )
 
 
 def _record(
@@ -229,12 +245,28 @@ def run_check(
     return run_checks([check], now=now or utc_now(), settings=chosen, spark=spark).outcomes[0]
 
 
-def run_named(names: Sequence[str], *, start: dt.datetime, end: dt.datetime) -> list[CheckOutcome]:
+@dataclass
+class WindowResults:
+    """What `run_window` gives each named check: its outcome (or the claim of a live run still
+    holding the window), and what the run did to the readiness of the asset it guards."""
+
+    results: dict[str, CheckOutcome | Claim]
+    readiness: dict[str, Readiness] = field(default_factory=dict)
+
+
+def run_window(
+    names: Sequence[str],
+    *,
+    start: dt.datetime,
+    end: dt.datetime,
+    retry_errors: bool = False,
+    settings: Settings | None = None,
+) -> WindowResults:
     """Run the named checks for the window (start, end] with settings from the environment (the
-    Airflow task's entry point). Checks come from the packages in DQ_CHECKS (default `checks`).
-    A name that could not be defined (or was not found) is that check's ERROR outcome. A retry of
-    a window already recorded returns that outcome; one still running elsewhere raises
-    WindowHeld (Airflow retries it later)."""
+    Airflow tasks' entry point), from the packages in DQ_CHECKS (default `checks`). A name that
+    could not be defined (or was not found) is that check's ERROR outcome. A window already
+    recorded gives the recorded outcome (with `retry_errors`, an ERROR one is evaluated again);
+    one a live run still holds gives that run's claim."""
     import os
 
     from checks.registry import discover_all
@@ -243,12 +275,29 @@ def run_named(names: Sequence[str], *, start: dt.datetime, end: dt.datetime) -> 
     good = [found.checks[n] for n in names if n in found.checks]
     problems = [found.problem(n) or found.missing(n) for n in names if n not in found.checks]
     windows = [Window(n, start, end) for n in names]
-    settings = Settings.from_environment()
-    report = run_checks(good, now=end, settings=settings, windows=windows, problems=problems)
-    outcomes = {o.check: o for o in report.outcomes}
+    chosen = settings or Settings.from_environment()
+    report = run_checks(
+        good,
+        now=end,
+        settings=chosen,
+        windows=windows,
+        problems=problems,
+        retry_errors=retry_errors,
+    )
+    results: dict[str, CheckOutcome | Claim] = {o.check: o for o in report.outcomes}
     for other in report.skipped:
-        earlier = recorded_outcome(settings.engine, other.run_id)
-        if other.state is not ClaimState.DONE or earlier is None:
-            raise WindowHeld(other.describe())
-        outcomes[other.check] = earlier
-    return [outcomes[n] for n in names]
+        earlier = recorded_outcome(chosen.engine, other.run_id)
+        done = other.state is ClaimState.DONE and earlier is not None
+        results[other.check] = earlier if done else other  # type: ignore[assignment]
+    readiness = {r.check: r for r in report.readiness}
+    return WindowResults({n: results[n] for n in names}, readiness)
+
+
+def run_named(names: Sequence[str], *, start: dt.datetime, end: dt.datetime) -> list[CheckOutcome]:
+    """`run_window` for callers that need every outcome: a window still running elsewhere raises
+    WindowHeld (an Airflow task then retries later)."""
+    results = run_window(names, start=start, end=end).results
+    held = [r for r in results.values() if isinstance(r, Claim)]
+    if held:
+        raise WindowHeld(held[0].describe())
+    return [r for r in results.values() if isinstance(r, CheckOutcome)]

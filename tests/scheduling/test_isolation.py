@@ -137,8 +137,11 @@ def test_commands_keep_working_for_the_good_checks(broken_env, spark, capsys):
     out, err = capsys.readouterr()
     assert "good_amounts" in out and "clock_as_string" not in out
     assert "26 check(s) could not be defined" in err and f"{PACKAGE}.bad_cron: bad_cron:" in err
-    names = {c["name"] for c in json.loads(manifest.read_text())["checks"]}
+    entries = json.loads(manifest.read_text())["checks"]
+    names = {c["name"] for c in entries if "problem" not in c}
     assert "good_amounts" in names and not names & set(DEFINITION_PROBLEMS)
+    broken = {c["name"] for c in entries if "problem" in c}  # each shows as a failing task
+    assert len(broken) == 26 and set(DEFINITION_PROBLEMS) <= broken
 
     # A broken check asked for by name is its ERROR outcome, not a usage error.
     assert main(["run", "bad_cron", "good_amounts", "--at", "2026-11-22T06:00:00"]) == EXIT_ERROR

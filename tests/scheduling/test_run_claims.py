@@ -132,3 +132,28 @@ def test_a_run_whose_claim_was_taken_over_does_not_record(engine):
     lost = _record(settings, mine, CliDaily, outcome, SEVEN, window=(START, SEVEN))
     assert isinstance(lost, Claim) and lost.holder == OTHER
     assert _runs(engine) == []  # the outcome is the new holder's to record
+
+
+def test_an_airflow_retry_evaluates_an_errored_window_again(spark, engine):
+    from scheduling.runner import run_window
+
+    six = dt.datetime(2026, 11, 22, 6, 0, tzinfo=UTC)
+    window = (six - dt.timedelta(minutes=15), six)
+    first = claim(engine, "cli_daily", window, holder=OTHER, lease=HOUR, now=utc_now())
+    outage = CheckOutcome(check="cli_daily", status=Status.ERROR, error="source unreachable")
+    with engine.begin() as connection:  # the first try: the source was down
+        run_id = insert_run(connection, outage, window)
+        mark_done(
+            connection, first, holder=OTHER, now=utc_now(), run_id=run_id, outcome_status="error"
+        )
+    again = run_window(["cli_daily"], start=window[0], end=window[1]).results
+    assert again == {"cli_daily": outage}  # a plain retry reports what was recorded
+    retried = run_window(["cli_daily"], start=window[0], end=window[1], retry_errors=True).results
+    assert retried["cli_daily"].status is Status.PASSED  # the source is back: evaluated again
+    assert [name for _, name, _ in _runs(engine)] == ["cli_daily", "cli_daily"]
+    done = claim(engine, "cli_daily", window, holder="x:1:t", lease=HOUR, now=utc_now())
+    assert (done.state, done.outcome_status) == (ClaimState.DONE, "passed")
+    # a window done with a real outcome is never evaluated twice, retry or not
+    again = run_window(["cli_daily"], start=window[0], end=window[1], retry_errors=True)
+    assert again.results == retried
+    assert len(_runs(engine)) == 2

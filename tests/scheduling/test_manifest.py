@@ -1,0 +1,78 @@
+"""The DAG's manifest: task ids valid for Airflow, broken checks listed, `dq manifest --out` and
+`--check`, and a manifest refused once the check files change."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from scheduling.cli import EXIT_INVALID, EXIT_OK, main
+from scheduling.manifest import StaleManifest, load_manifest, task_ids
+
+CHECK = """
+from checkers import PredicateSingleDatasetChecker
+from checkers.parsers import CsvParser
+from checks import QualityCheck
+from scheduling.clocks import Cron
+
+
+class {name}(QualityCheck):
+    clock = Cron("0 * * * *")
+    parser = CsvParser("x.csv", schema="n int")
+
+    def checker(self, data):
+        return PredicateSingleDatasetChecker(data, "n > 0")
+"""
+
+
+def test_task_ids_are_valid_and_distinct():
+    ids = task_ids(["orders.daily", "orders_daily", "module:teams.x", "plain"])
+    assert ids["plain"] == "plain" and ids["module:teams.x"] == "module_teams_x"
+    assert len(set(ids.values())) == 4
+    assert all(c.isalnum() or c in "_-" for i in ids.values() for c in i)
+
+
+@pytest.fixture
+def team(tmp_path, monkeypatch):
+    package = tmp_path / "team_manifest_checks"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "orders.py").write_text(CHECK.format(name="OrdersPositive"))
+    (package / "broken.py").write_text("def broken(:\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("DQ_CHECKS", "team_manifest_checks")
+    yield package
+    for name in [m for m in sys.modules if m.startswith("team_manifest_checks")]:
+        del sys.modules[name]
+
+
+def test_manifest_out_check_and_staleness(team, tmp_path, capsys):
+    out = tmp_path / "deploy" / "dq_checks.json"
+    assert main(["manifest", "--check", "--out", str(out)]) == EXIT_INVALID  # not there yet
+    assert main(["manifest", "--out", str(out)]) == EXIT_OK
+    assert main(["manifest", "--check", "--out", str(out)]) == EXIT_OK
+    entries = {e.name: e for e in load_manifest(out)}
+    assert entries["orders_positive"].clock == {"cron": "0 * * * *", "tz": "UTC"}
+    broken = entries["module:team_manifest_checks.broken"]
+    assert broken.task_id == "module_team_manifest_checks_broken" and "SyntaxError" in str(
+        broken.problem
+    )
+    (team / "refunds.py").write_text(CHECK.format(name="RefundsPositive"))  # a new check
+    with pytest.raises(StaleManifest, match=r"new team_manifest_checks/refunds\.py"):
+        load_manifest(out)
+    assert main(["manifest", "--check", "--out", str(out)]) == EXIT_INVALID
+    assert "out of date" in capsys.readouterr().out
+    main(["manifest", "--out", str(out)])
+    assert "refunds_positive" in {e.name for e in load_manifest(out)}
+    (team / "orders.py").write_text(CHECK.format(name="OrdersPositive") + "# edited\n")
+    with pytest.raises(StaleManifest, match=r"changed team_manifest_checks/orders\.py"):
+        load_manifest(out)
+
+
+def test_an_old_manifest_version_is_refused(tmp_path):
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"checks": [{"name": "x", "clock": None}]}))
+    with pytest.raises(StaleManifest, match="manifest version None"):
+        load_manifest(old)
