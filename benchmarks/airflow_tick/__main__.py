@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from benchmarks._harness import table
@@ -73,17 +75,65 @@ def render(ticks: list[Tick]) -> str:
     return table(headers, rows)
 
 
+def run_design(
+    design: str,
+    work: Path,
+    package_dir: Path,
+    clocks: list[tuple[str, str]],
+    args: argparse.Namespace,
+) -> Tick | None:
+    if design == "dq_run":
+        return dq_run_due(work, package_dir)
+    if design == "new" and not is_new_design(args.new_dag):
+        print(f"new design skipped: {args.new_dag} does not read DQ_DAG_START yet")
+        return None
+    new = design == "new"
+    work.mkdir(parents=True, exist_ok=True)
+    manifest = (
+        new_manifest(work / "manifest.json", package_dir)
+        if new
+        else deployment.write_todays_manifest(work / "manifest.json", clocks)
+    )
+    return under_airflow(
+        "new design" if new else "today's design (one driver per check)",
+        work,
+        package_dir,
+        dag_file=args.new_dag if new else TODAY,
+        dag_id=args.new_dag_id if new else TODAY_DAG_ID,
+        manifest=manifest,
+        parallelism=args.parallelism,
+        timeout_s=args.timeout,
+    )
+
+
+def combine(runs: list[Tick]) -> Tick:
+    """The median run's wall time; the counts of the first run (the others' if they differ)."""
+    seconds = sorted(t.seconds for t in runs)
+    first = runs[0]
+    notes = first.notes
+    if len(runs) > 1:
+        notes = f"median of {len(runs)} ({seconds[0]:.0f}-{seconds[-1]:.0f} s); {notes}"
+    differing = {(t.applications, sum(t.reads.values()), t.checks_run) for t in runs}
+    if len(differing) > 1:
+        notes += f"; counts differ between runs: {sorted(differing)}"
+    return replace(first, seconds=statistics.median(seconds), notes=notes)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     parser.add_argument("--designs", nargs="*", default=["dq_run", "new", "today"])
+    parser.add_argument("--runs", type=int, default=3, help="of dq_run and new, in turns")
     parser.add_argument("--new-dag", type=Path, default=ROOT / "dags" / "dq_checks.py")
     parser.add_argument("--new-dag-id", default="dq_checks")
     parser.add_argument("--parallelism", type=int, default=4)
     parser.add_argument("--timeout", type=float, default=3 * 3600, help="per Airflow tick (s)")
     parser.add_argument("--keep", type=Path, help="work here and keep it (logs, databases)")
     args = parser.parse_args()
+    unknown = set(args.designs) - {"dq_run", "new", "today"}
+    if unknown:
+        parser.error(f"unknown designs {sorted(unknown)}")
 
     work = args.keep or Path(tempfile.mkdtemp(prefix="airflow-tick-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -91,39 +141,17 @@ def main() -> None:
     package_dir = work / "package"
     clocks = deployment.write_check_package(package_dir, sources)
     print(f"{len(clocks)} checks over {len(sources)} sources in {package_dir}; work in {work}")
-    ticks: list[Tick] = []
-    for design in args.designs:
-        if design == "dq_run":
-            ticks.append(dq_run_due(work / "dq_run", package_dir))
-        elif design == "new" and not is_new_design(args.new_dag):
-            print(f"new design skipped: {args.new_dag} does not read DQ_DAG_START yet")
-            continue
-        elif design in ("new", "today"):
-            new = design == "new"
-            home = work / design
-            home.mkdir(parents=True, exist_ok=True)
-            manifest = (
-                new_manifest(home / "manifest.json", package_dir)
-                if new
-                else deployment.write_todays_manifest(home / "manifest.json", clocks)
-            )
-            ticks.append(
-                under_airflow(
-                    "new design" if new else "today's design (one driver per check)",
-                    home,
-                    package_dir,
-                    dag_file=args.new_dag if new else TODAY,
-                    dag_id=args.new_dag_id if new else TODAY_DAG_ID,
-                    manifest=manifest,
-                    parallelism=args.parallelism,
-                    timeout_s=args.timeout,
-                )
-            )
-        else:
-            parser.error(f"unknown design {design!r}")
-        print(render(ticks[-1:]), flush=True)
+    measured: dict[str, list[Tick]] = {}
+    for index in range(args.runs):
+        for design in args.designs:
+            if design == "today" and index > 0:
+                continue  # one driver per check takes long: one run
+            tick = run_design(design, work / f"{design}-{index}", package_dir, clocks, args)
+            if tick is not None:
+                measured.setdefault(design, []).append(tick)
+                print(render([tick]), flush=True)
     print()
-    print(render(ticks))
+    print(render([combine(runs) for runs in measured.values()]))
 
 
 if __name__ == "__main__":
