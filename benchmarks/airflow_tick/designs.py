@@ -1,0 +1,138 @@
+"""Running the midnight tick one way and measuring it: under a real Airflow scheduler (the stand
+of tests/dags/airflow_stand.py) with a given DAG file, or as one `dq run --due` process. Each
+design gets a fresh project database and its own Spark event-log directory
+(tests/dags/spark_events.py), which counts the Spark applications started and the source reads."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from checkers.storage import runs
+from tests.dags.airflow_stand import AirflowStand
+from tests.dags.spark_events import EventLogs
+
+ROOT = Path(__file__).resolve().parents[2]
+MIDNIGHT = dt.datetime(2026, 1, 2, tzinfo=dt.UTC)
+TICK = dt.timedelta(minutes=15)
+#: One data interval, (23:45, 00:00]: the interval starting at DQ_DAG_START is the only one
+#: whose start is at or before DQ_DAG_END (tests/dags/test_airflow_stand.py).
+REPLAY = {
+    "DQ_DAG_START": (MIDNIGHT - TICK).isoformat(),
+    "DQ_DAG_END": (MIDNIGHT - TICK).isoformat(),
+    "DQ_DAG_CATCHUP": "true",
+}
+
+#: Airflow's default parsing intervals: the test stand re-parses every 5 s, which would take a
+#: share of the two cores from the tick.
+PRODUCTION_PARSING = {
+    "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "30",
+    "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "300",
+}
+
+
+@dataclass(frozen=True)
+class Tick:
+    design: str
+    seconds: float
+    applications: int
+    reads: Counter[str]  # per source path, SQL executions that scanned it
+    checks_run: int  # outcomes recorded in the project database
+    notes: str = ""
+
+
+def design_env(work: Path, package_dir: Path, logs: EventLogs) -> dict[str, str]:
+    """Settings of every process of one design: checks, a fresh project DB, the event log."""
+    return {
+        "PYTHONPATH": f"{package_dir}:{ROOT}",
+        "DQ_CHECKS": "tick_checks",
+        "DQ_DATABASE_URL": f"sqlite:///{work / 'dq.db'}",
+        "DQ_STATE_DIR": str(work / "state"),
+        "DQ_CONFIG": str(work / "no-dq.toml"),  # absent: no receivers besides the defaults
+        **logs.env(),
+        **REPLAY,
+    }
+
+
+def _checks_run(work: Path) -> int:
+    engine = sa.create_engine(f"sqlite:///{work / 'dq.db'}")
+    try:
+        with engine.connect() as connection:
+            return int(
+                connection.execute(sa.select(sa.func.count()).select_from(runs)).scalar_one()
+            )
+    except sa.exc.OperationalError:  # nothing ran: no tables
+        return 0
+    finally:
+        engine.dispose()
+
+
+def dq_run_due(work: Path, package_dir: Path) -> Tick:
+    """`python -m scheduling.cli run --due --at <midnight>` (the `dq` console script), once."""
+    logs = EventLogs.create(work / "spark")
+    env = {**_environ(), **design_env(work, package_dir, logs)}
+    command = [sys.executable, "-m", "scheduling.cli", "run", "--due", "--at", MIDNIGHT.isoformat()]
+    started = time.perf_counter()
+    done = subprocess.run(command, env=env, cwd=work, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    (work / "dq-run.log").write_text(done.stdout + done.stderr)
+    return Tick(
+        "`dq run --due` (one process)",
+        seconds,
+        len(logs.applications()),
+        logs.reads(),
+        _checks_run(work),
+        f"exit {done.returncode}",
+    )
+
+
+def under_airflow(
+    design: str,
+    work: Path,
+    package_dir: Path,
+    *,
+    dag_file: Path,
+    dag_id: str,
+    manifest: Path,
+    parallelism: int,
+    timeout_s: float,
+) -> Tick:
+    """The tick as a scheduled run of `dag_id` (from `dag_file`) on a fresh stand; its wall
+    time is the DagRun's, from start to end (the stand's start-up and parsing not counted)."""
+    dags = work / "dags"
+    dags.mkdir(parents=True, exist_ok=True)
+    shutil.copy(dag_file, dags / dag_file.name)
+    logs = EventLogs.create(work / "spark")
+    env = {
+        **design_env(work, package_dir, logs),
+        **PRODUCTION_PARSING,
+        "DQ_MANIFEST": str(manifest),
+    }
+    with AirflowStand(dags, work / "home", env=env, parallelism=parallelism) as stand:
+        stand.wait_for_dags(dag_id, timeout=300)
+        run = stand.wait_for_run(dag_id, timeout=timeout_s)
+        states = Counter(ti.state for ti in stand.task_instances(dag_id, run.run_id).values())
+        started_s = stand.started_s or 0.0
+    summary = ", ".join(f"{n} {s}" for s, n in sorted(states.items(), key=lambda i: str(i[0])))
+    return Tick(
+        design,
+        run.seconds or 0.0,
+        len(logs.applications()),
+        logs.reads(),
+        _checks_run(work),
+        f"run {run.state}; tasks: {summary}; stand up in {started_s:.0f} s (not counted)",
+    )
+
+
+def _environ() -> dict[str, str]:
+    import os
+
+    return {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
