@@ -1,9 +1,9 @@
 """The one dq-checkers DAG, every 15 minutes. `evaluate` picks the checks due in the run's data
 interval and runs them all in one process: one Spark application per tick (none with a
-Spark Connect server, DQ_SPARK_REMOTE), one read per source. Each check keeps its own task group,
-whose `result` task takes the check's state: failed (no retry) for a FAILED outcome at or above
-its level, failed with retries for an ERROR outcome (a retry evaluates it again), success
-otherwise, skipped when the check is not due.
+Spark Connect server, DQ_SPARK_REMOTE), one read per source. Each check keeps its own task group
+and state: `ok` (an empty task, no process) succeeds when the outcome leaves it green; `result`
+fails, without retry for a FAILED outcome at or above its level, with retries (each evaluating
+the check again) for an ERROR; both are skipped when the check is not due.
 
 Wiring only. The check list comes from the manifest (DQ_MANIFEST, else dq_checks.json beside this
 file) written at deploy time by `dq manifest`; parsing hashes the check packages' files to refuse
@@ -16,10 +16,12 @@ import datetime as dt
 import os
 from pathlib import Path
 
+from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import (
     Asset,
     CronDataIntervalTimetable,
     TaskGroup,
+    TriggerRule,
     dag,
     get_current_context,
     task,
@@ -76,9 +78,14 @@ def _result(task_id: str) -> dict[str, object]:
 
 
 def _publish(task_id: str, outlet_events=None) -> dict[str, object]:  # type: ignore[no-untyped-def]
-    from scheduling.airflow_tasks import publication
+    from scheduling.airflow_tasks import OUTCOMES, publication
 
-    summary = get_current_context()["ti"].xcom_pull(task_ids=f"{task_id}.result")
+    ti = get_current_context()["ti"]
+    summary = ti.xcom_pull(task_ids=f"{task_id}.result")  # when the result task ran (a retry)
+    if summary is None:
+        summary = (ti.xcom_pull(task_ids="evaluate", key=OUTCOMES) or {}).get(
+            BY_TASK[task_id].name
+        )
     extra = publication(summary)  # skips unless the run made the asset ready
     outlet_events[_guarded(BY_TASK[task_id])].extra = extra
     return extra
@@ -90,16 +97,23 @@ def _guarded(entry: Entry) -> Asset:
 
 
 def _checks(entries: list[Entry], trigger: str) -> None:
-    """`evaluate`, then per check its result task and, for a guarded dataset, `ready`: the
-    Airflow asset event downstream DAGs schedule on, emitted only when the check passed."""
+    """`evaluate`, then per check `ok` (empty: the scheduler marks it success without a process)
+    when the outcome leaves the check green, else `result`, which fails (a retry evaluates the
+    check again); for a guarded dataset, `ready` emits the Airflow asset event downstream DAGs
+    schedule on, only when the run made the asset ready."""
     evaluate = task.branch(task_id="evaluate")(_evaluate)(trigger)
     for entry in entries:
         with TaskGroup(group_id=entry.task_id):
+            ok = EmptyOperator(task_id="ok")
             result = task(task_id="result")(_result)(entry.task_id)
-            evaluate >> result
+            evaluate >> [ok, result]
             if entry.guards:
-                ready = task(task_id="ready", outlets=[_guarded(entry)])(_publish)
-                result >> ready(entry.task_id)
+                ready = task(
+                    task_id="ready",
+                    outlets=[_guarded(entry)],
+                    trigger_rule=TriggerRule.NONE_FAILED_MIN_ONE_SUCCESS,
+                )(_publish)
+                [ok, result] >> ready(entry.task_id)
 
 
 DEFAULTS = {

@@ -25,6 +25,27 @@ def result_task(entry: Entry) -> str:
     return f"{entry.task_id}.result"
 
 
+def ok_task(entry: Entry) -> str:
+    """The check's green path: an empty task the scheduler marks success without a process."""
+    return f"{entry.task_id}.ok"
+
+
+def states_of(entry: Entry, defaults: Mapping[str, str] | None = None) -> TaskStates:
+    return (
+        TaskStates.from_spec(entry.task_states)
+        if entry.task_states
+        else TaskStates.from_environment(defaults)
+    )
+
+
+def green(entry: Entry, summary: Summary, defaults: Mapping[str, str] | None = None) -> bool:
+    """Whether the outcome leaves the check's task green (so it needs no task process)."""
+    if summary["status"] == HELD or summary.get("readiness_error"):
+        return False
+    verdict = states_of(entry, defaults).verdict(str(summary["status"]), str(summary["level"]))
+    return verdict is TaskVerdict.SUCCEED
+
+
 def due(entries: Sequence[Entry], start: dt.datetime, end: dt.datetime) -> list[Entry]:
     """The entries due in (start, end]: those whose clock fires, and every check that could not
     be defined (its ERROR outcome shows each tick, until it is fixed)."""
@@ -64,8 +85,8 @@ def evaluate(
     chosen: Sequence[Entry], start: dt.datetime, end: dt.datetime
 ) -> tuple[list[str], dict[str, Summary]]:
     """Run the `chosen` checks (those due) for (start, end] together, recorded and alerted as in
-    `dq run`: the result tasks to follow (none: all skip) and each check's summary. The
-    summaries also go to the task log."""
+    `dq run`: the tasks to follow (each check's `ok` when its outcome leaves it green, else its
+    `result`, which fails; none: all skip) and each check's summary, also in the task log."""
     if not chosen:
         return [], {}
     from scheduling.runner import run_window
@@ -74,7 +95,8 @@ def evaluate(
     summaries = {n: summary_of(r, run.readiness.get(n)) for n, r in run.results.items()}
     for summary in summaries.values():
         print(summary["summary"])
-    return [result_task(e) for e in chosen], summaries
+    follow = [ok_task(e) if green(e, summaries[e.name]) else result_task(e) for e in chosen]
+    return follow, summaries
 
 
 class CheckNotEvaluated(RuntimeError):
@@ -103,12 +125,7 @@ def settle(
         raise CheckNotEvaluated(str(summary["summary"]))
     if summary.get("readiness_error"):  # the outcome is recorded; the marker is not
         raise CheckNotEvaluated(f"{summary['check']}: {summary['readiness_error']}")
-    states = (
-        TaskStates.from_spec(entry.task_states)
-        if entry.task_states
-        else TaskStates.from_environment(defaults)
-    )
-    verdict = states.verdict(str(summary["status"]), str(summary["level"]))
+    verdict = states_of(entry, defaults).verdict(str(summary["status"]), str(summary["level"]))
     if verdict is TaskVerdict.FAIL:
         from airflow.sdk.exceptions import AirflowFailException
 

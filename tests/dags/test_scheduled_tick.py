@@ -22,10 +22,10 @@ START = "2026-11-22T06:45:00+00:00"  # the one interval replayed: (06:45, 07:00]
 DUE_STATES = {
     "every_quarter_positive.result": ["failed"],  # CRITICAL: no retry
     "numbers_from_missing_file.result": ["failed", "failed"],  # ERROR: retried, then failed
-    "numbers_below_three.result": ["success"],  # WARNING
-    "numbers_present.result": ["success"],
-    "letters_lowercase.result": ["success"],  # TOLERATED
-    "letters_present.result": ["success"],
+    "numbers_below_three.ok": ["success"],  # WARNING
+    "numbers_present.ok": ["success"],
+    "letters_lowercase.ok": ["success"],  # TOLERATED
+    "letters_present.ok": ["success"],
 }
 RECORDED = {
     "every_quarter_positive": "failed",
@@ -75,8 +75,12 @@ def test_task_states_tell_each_checks_truth(tick):
     assert run.data_interval_end.isoformat() == "2026-11-22T07:00:00+00:00"
     tries = _tries(stand, "dq_checks", run.run_id)
     assert {t: tries[t] for t in DUE_STATES} == DUE_STATES, stand.log_tails()
-    assert tries["nightly_small.result"] == ["skipped"]  # not due at 07:00
-    assert tries["landed_flights_have_destinations.result"] == ["skipped"]  # its clock: 06:00
+    for name in ("every_quarter_positive", "numbers_from_missing_file"):
+        assert tries[f"{name}.ok"] == ["skipped"]
+    for name in ("numbers_below_three", "numbers_present", "letters_lowercase", "letters_present"):
+        assert tries[f"{name}.result"] == ["skipped"]  # green: no task process at all
+    for name in ("nightly_small", "landed_flights_have_destinations"):  # not due at 07:00
+        assert (tries[f"{name}.ok"], tries[f"{name}.result"]) == (["skipped"], ["skipped"])
     assert tries["evaluate"] == ["success"]
     engine = sa.create_engine(stand.env["DQ_DATABASE_URL"])
     with engine.connect() as connection:
@@ -84,8 +88,9 @@ def test_task_states_tell_each_checks_truth(tick):
         recorded = connection.execute(query).all()
     # each due check recorded once, the ERROR's retry evaluated it again
     assert sorted(recorded) == sorted([*RECORDED.items(), ("numbers_from_missing_file", "error")])
-    summary = stand.xcom("dq_checks", run.run_id, "numbers_below_three.result")
-    assert summary["status"] == "failed" and summary["level"] == "WARNING"
+    summaries = stand.xcom("dq_checks", run.run_id, "evaluate", key="outcomes")
+    warning = summaries["numbers_below_three"]
+    assert warning["status"] == "failed" and warning["level"] == "WARNING"
     log = stand.task_log("dq_checks", run.run_id, "every_quarter_positive.result")
     assert "every_quarter_positive: CRITICAL, 1/3 failing" in log
 
@@ -116,7 +121,7 @@ def test_upstream_data_runs_the_gate_and_its_green_run_runs_the_consumer(tick):
     gate = stand.wait_for_run(GATE, timeout=600)
     assert gate.run_type == "asset_triggered" and gate.state == "success"
     tries = _tries(stand, GATE, gate.run_id)
-    assert tries["landed_flights_have_destinations.result"] == ["success"]
+    assert tries["landed_flights_have_destinations.ok"] == ["success"]
     assert tries["landed_flights_have_destinations.ready"] == ["success"]
     assert (home / "lake" / "flights" / "_SUCCESS").exists()
     consumer = stand.wait_for_run("flights_consumer", timeout=300)

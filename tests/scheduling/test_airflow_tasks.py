@@ -10,7 +10,7 @@ from airflow.sdk.exceptions import AirflowFailException
 
 from checkers.levels import AlertLevel
 from checks.task_states import TaskStates, TaskVerdict
-from scheduling.airflow_tasks import CheckNotEvaluated, due, due_on_assets, settle
+from scheduling.airflow_tasks import CheckNotEvaluated, due, due_on_assets, green, settle
 from scheduling.manifest import Entry
 
 UTC = dt.UTC
@@ -114,3 +114,15 @@ def test_an_upstream_assets_event_runs_the_checks_declaring_it():
         "orders",
     ]
     assert [e.name for e in due_on_assets(entries, "uri:s3://lake/orders")] == ["orders"]
+
+
+def test_only_a_task_that_must_fail_needs_a_process():
+    entry = Entry(name="c", task_id="c", clock=None, owner="")
+    assert green(entry, _summary("passed"))
+    assert green(entry, _summary("failed", "WARNING"))
+    assert not green(entry, _summary("failed", "ERROR"))
+    assert not green(entry, _summary("error", "ERROR"))
+    assert not green(entry, {"check": "c", "status": "held", "summary": "held"})
+    marker_lost = {**_summary("passed"), "readiness_error": "read-only file system"}
+    assert not green(entry, marker_lost)  # the result task fails and retries
+    assert green(entry, _summary("failed", "CRITICAL"), {"DQ_TASK_FAILS_AT": "never"})
