@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 EXIT_INFRA = 4  # the project database was unavailable: outcomes went to stderr and the spool
 EXIT_INVALID = 1  # `dq validate`: a check definition has a problem
-CHECKS_ENV = "DQ_CHECKS"  # comma-separated packages to import checks from (default: checks)
 
 
 def _parse_time(text: str | None) -> dt.datetime:
@@ -39,10 +38,11 @@ def _parse_time(text: str | None) -> dt.datetime:
 
 def _discovery(*, quiet: bool = False) -> Discovery:
     """Checks and definition problems of the DQ_CHECKS packages; problems go to stderr."""
+    from checkers.shipping import checks_packages
     from checks.registry import discover_all
     from checks.validation import problem_lines
 
-    found = discover_all(os.environ.get(CHECKS_ENV, "checks").split(","))
+    found = discover_all(checks_packages())
     if found.problems and not quiet:
         print(
             f"dq: {len(found.problems)} check(s) could not be defined (`dq validate` lists them):",
@@ -195,16 +195,13 @@ def _cmd_ready(args: argparse.Namespace) -> int:
 
 
 def _cmd_manifest(args: argparse.Namespace) -> int:
-    from scheduling.manifest import (
-        build_manifest,
-        check_packages,
-        manifest_path,
-        render,
-        write_manifest,
-    )
+    from checkers.shipping import checks_packages
+    from scheduling.manifest import build_manifest, manifest_path, render, write_manifest
 
     found = _discovery()
-    manifest = build_manifest(found.checks.values(), found.problems, packages=check_packages())
+    manifest = build_manifest(
+        found.checks.values(), found.problems, packages=list(checks_packages())
+    )
     path = Path(args.out) if args.out else manifest_path()
     if args.check:
         current = path.read_text() if path.exists() else ""

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 
 VERSION = 2
 MANIFEST_ENV = "DQ_MANIFEST"
-CHECKS_ENV = "DQ_CHECKS"
 DAGS_DIR = Path(__file__).resolve().parent.parent / "dags"
 REGENERATE = "regenerate it at deploy time: dq manifest --out {path}"
 
@@ -34,10 +33,6 @@ def manifest_path() -> Path:
     beside this repository's DAG. (The DAG reads DQ_MANIFEST, else dq_checks.json beside its
     own file, wherever it was copied.)"""
     return Path(os.environ.get(MANIFEST_ENV) or DAGS_DIR / "dq_checks.json")
-
-
-def check_packages() -> list[str]:
-    return [p.strip() for p in os.environ.get(CHECKS_ENV, "checks").split(",") if p.strip()]
 
 
 def clock_spec(clock: object) -> dict[str, object] | None:
@@ -103,7 +98,7 @@ def source_digests(packages: Sequence[str]) -> dict[str, dict[str, str]]:
     }
 
 
-def _fails_at(check: object) -> dict[str, object] | None:
+def _task_states_spec(check: object) -> dict[str, object] | None:
     states = getattr(check, "task_states", None)
     return states.spec() if states is not None else None
 
@@ -126,7 +121,7 @@ def build_manifest(
             "clock": clock_spec(c.clock),
             "owner": c.owner,
             "module": c.__module__,
-            "task_states": _fails_at(c),
+            "task_states": _task_states_spec(c),
             # Airflow assets (checks/readiness.py): emitted when green / also triggering the check
             "guards": None if c.guards is None else c.guards.airflow_asset(c.name),
             "after": [{"uri": a} if "://" in a else {"name": a} for a in c.after],

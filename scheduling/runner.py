@@ -267,11 +267,10 @@ def run_window(
     could not be defined (or was not found) is that check's ERROR outcome. A window already
     recorded gives the recorded outcome (with `retry_errors`, an ERROR one is evaluated again);
     one a live run still holds gives that run's claim."""
-    import os
-
+    from checkers.shipping import checks_packages
     from checks.registry import discover_all
 
-    found = discover_all(os.environ.get("DQ_CHECKS", "checks").split(","))
+    found = discover_all(checks_packages())
     good = [found.checks[n] for n in names if n in found.checks]
     problems = [found.problem(n) or found.missing(n) for n in names if n not in found.checks]
     windows = [Window(n, start, end) for n in names]
