@@ -17,7 +17,7 @@ import pytest
 import sqlalchemy as sa
 
 from checkers.storage import claims, project_database, utc_now
-from scheduling.claims import ClaimState, claim, hold_windows, mark_done
+from scheduling.claims import ClaimState, claim, hold_windows, mark_done, reopen_errored
 from tests.polling import wait_for
 from tests.scheduling.databases import KINDS, fresh_database
 
@@ -115,6 +115,29 @@ def test_concurrent_claimers_exactly_one_wins(engine):
     assert Counter(a.state for a in takeovers) == {ClaimState.CLAIMED: 1, ClaimState.HELD: 5}
     [taker] = [a for a in takeovers if a.state is ClaimState.CLAIMED]
     assert taker.taken_over_from == winner
+
+
+def test_concurrent_retries_of_an_errored_window_evaluate_it_once(engine):
+    first = claim(engine, "orders", (START, END), holder="h:1:t", lease=LEASE, now=REAL)
+    with engine.begin() as connection:  # its source was down: an ERROR outcome
+        mark_done(connection, first, holder="h:1:t", now=REAL, run_id=7, outcome_status="error")
+    done = claim(engine, "orders", (START, END), holder="x:1:t", lease=LEASE, now=REAL)
+    retries = _together(
+        6,
+        lambda i: reopen_errored(engine, done, holder=f"r:{i}:t", lease=LEASE, now=REAL),
+    )
+    assert Counter(a.state for a in retries) == {ClaimState.CLAIMED: 1, ClaimState.HELD: 5}
+    passed = claim(engine, "orders", (START, END), holder="x:2:t", lease=LEASE, now=REAL)
+    assert passed.state is ClaimState.HELD  # the winner evaluates it again
+    with engine.begin() as connection:
+        [winner] = [a for a in retries if a.state is ClaimState.CLAIMED]
+        mark_done(
+            connection, winner, holder=winner.holder, now=REAL, run_id=8, outcome_status="passed"
+        )
+    again = claim(engine, "orders", (START, END), holder="x:3:t", lease=LEASE, now=REAL)
+    assert reopen_errored(engine, again, holder="x:3:t", lease=LEASE, now=REAL).state is (
+        ClaimState.DONE
+    )  # a real outcome is never evaluated twice
 
 
 def test_a_failed_run_releases_its_claims_for_the_next_run(engine):
