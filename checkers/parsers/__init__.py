@@ -1,19 +1,32 @@
 """Parsers: where a check's data comes from. Each builds a DataFrame and keeps the schema it
-promises; a source that breaks raises `SourceError`, which the check turns into an ERROR outcome."""
+promises; a source that breaks raises `SourceError`, which the check turns into an ERROR outcome.
+Partitioned sources list their partitions and read only some of them (`partitions`)."""
 
 from checkers.parsers._base import Parser, SourceError, cast_to_promise, schema_problems
 from checkers.parsers.callable import CallableParser
 from checkers.parsers.files import CsvParser, JsonParser, ParquetParser, TableParser
 from checkers.parsers.http import HttpJsonParser
+from checkers.parsers.partitions import (
+    PARTITION_COLUMN,
+    HivePartitions,
+    Partition,
+    PartitionColumn,
+    Partitioning,
+)
 from checkers.parsers.sql import SqlQueryParser
 
 __all__ = [
+    "PARTITION_COLUMN",
     "CallableParser",
     "CsvParser",
+    "HivePartitions",
     "HttpJsonParser",
     "JsonParser",
     "ParquetParser",
     "Parser",
+    "Partition",
+    "PartitionColumn",
+    "Partitioning",
     "SourceError",
     "SqlQueryParser",
     "TableParser",

@@ -1,11 +1,12 @@
 """The parser contract: build a DataFrame from a source and keep the schema it promises. A source
-that cannot be read or breaks its promise raises `SourceError` naming the cause."""
+that cannot be read or breaks its promise raises `SourceError` naming the cause. A partitioned
+source also lists its partitions and reads some of them."""
 
 from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from pyspark.sql import DataFrame, SparkSession
@@ -13,6 +14,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from checkers.metrics._scan import describe_failure
+from checkers.parsers.partitions import Partition, Partitioning
 
 #: A literal value, or a function giving it when the source is read (paths from settings, URLs
 #: with secrets from the environment).
@@ -58,7 +60,9 @@ def schema_problems(actual: StructType, promised: StructType) -> list[str]:
 
 class Parser(ABC):
     """Base of parsers: `read` builds the DataFrame, `load` adds error wrapping and the schema
-    promise. Subclasses are frozen dataclasses, so checks reading the same source can share it."""
+    promise. Subclasses are frozen dataclasses, so checks reading the same source can share it.
+    Parsers given a `partitioning` also list their partitions (`partitions`) and read some of
+    them (`read_partitions`)."""
 
     schema: str | StructType | None = None
     #: Sources without types (SQL results, JSON APIs) cast to the promise while reading instead.
@@ -68,10 +72,25 @@ class Parser(ABC):
     needs_full_scan: ClassVar[bool] = False
     #: Seconds this source may take to load, instead of the run's default (`DQ_SOURCE_DEADLINE_S`).
     deadline_s: float | None = None
+    #: How the source splits into partitions; None: it is read whole.
+    partitioning: Partitioning | None = None
+    #: The kind of partitioning the parser can list and read (None: it cannot be partitioned).
+    partitioning_kind: ClassVar[type[Partitioning] | None] = None
 
     def __post_init__(self) -> None:
         if self.deadline_s is not None and not 0 < self.deadline_s < math.inf:
             raise ValueError(f"deadline_s must be a positive number of seconds: {self.deadline_s}")
+        given, kind = self.partitioning, self.partitioning_kind
+        if given is None:
+            return
+        name = type(self).__name__
+        if kind is None:
+            raise ValueError(f"{name} cannot be partitioned")
+        if not isinstance(given, kind):
+            fits = f": {type(given).__name__} fits {given.fits}" if hasattr(given, "fits") else ""
+            raise ValueError(
+                f"{name} takes partitioning={kind.__name__}(...), not {type(given).__name__}{fits}"
+            )
 
     @abstractmethod
     def read(self, spark: SparkSession) -> DataFrame:
@@ -82,8 +101,48 @@ class Parser(ABC):
         """Where the data comes from, for messages (never includes secrets)."""
 
     def load(self, spark: SparkSession) -> DataFrame:
+        return self._checked(spark, lambda: self.read(spark))
+
+    def partitions(self, spark: SparkSession) -> list[Partition]:
+        """The source's partitions, sorted by key. Listing reads no data: file names, sizes and
+        times, or one aggregate over the partition and change columns."""
+        self._require_partitioning()
         try:
-            df = self.read(spark)
+            found = self._list_partitions(spark)
+        except SourceError:
+            raise
+        except Exception as exc:
+            raise SourceError(
+                f"cannot list the partitions of {self.describe()}: {describe_failure(exc)}"
+            ) from exc
+        return sorted(found, key=lambda p: p.key)
+
+    def read_partitions(self, spark: SparkSession, partitions: Sequence[Partition]) -> DataFrame:
+        """Only the rows of `partitions` (lazily where the source allows), the promised schema
+        checked as `load` does, and the key of each row's partition in `PARTITION_COLUMN`. No
+        partitions: an empty DataFrame with the source's columns."""
+        self._require_partitioning()
+        chosen = list(partitions)
+        return self._checked(spark, lambda: self._read_partitions(spark, chosen))
+
+    def _require_partitioning(self) -> None:
+        if self.partitioning is None:
+            how = f"partitioning={k.__name__}(...)" if (k := self.partitioning_kind) else "none"
+            raise ValueError(
+                f"{type(self).__name__} declares no partitioning: it has no partitions to list "
+                f"or read (partitioning it can take: {how})"
+            )
+
+    def _list_partitions(self, spark: SparkSession) -> list[Partition]:
+        raise NotImplementedError(f"{type(self).__name__} cannot list partitions")
+
+    def _read_partitions(self, spark: SparkSession, partitions: list[Partition]) -> DataFrame:
+        raise NotImplementedError(f"{type(self).__name__} cannot read partitions")
+
+    def _checked(self, spark: SparkSession, build: Callable[[], DataFrame]) -> DataFrame:
+        """`build()`, its failures as SourceError, checked against the promised schema."""
+        try:
+            df = build()
             actual = df.schema
         except SourceError:
             raise
