@@ -1,23 +1,75 @@
-"""File parsers: CSV, JSON lines and Parquet, read by Spark."""
+"""File parsers: CSV, JSON lines and Parquet, read by Spark; and Spark catalog tables. Files can
+be partitioned in name=value directories (`HivePartitions`), tables by a column
+(`PartitionColumn`)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, DataFrameReader, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from checkers.parsers import _column_partitions as columns
 from checkers.parsers._base import Lazy, Parser, resolve
+from checkers.parsers._hive import key_column, list_partitions, local_root, spark_path
+from checkers.parsers.partitions import (
+    PARTITION_COLUMN,
+    HivePartitions,
+    Partition,
+    PartitionColumn,
+    Partitioning,
+)
 
 
 def _options(options: Mapping[str, str] | tuple[tuple[str, str], ...]) -> dict[str, str]:
     return dict(options.items() if isinstance(options, Mapping) else options)
 
 
+class _FileParser(Parser):
+    """Files Spark reads with one reader, whole (`read`) or some partitions' files with the root as
+    `basePath`, so partition columns are the same columns as in a full read."""
+
+    path: Lazy
+    options: tuple[tuple[str, str], ...]
+    partitioning_kind: ClassVar[type[Partitioning] | None] = HivePartitions
+
+    def _reader(self, spark: SparkSession) -> DataFrameReader:
+        raise NotImplementedError
+
+    def read(self, spark: SparkSession) -> DataFrame:
+        return self._reader(spark).options(**_options(self.options)).load(resolve(self.path))
+
+    def _list_partitions(self, spark: SparkSession) -> list[Partition]:
+        assert isinstance(self.partitioning, HivePartitions)
+        return list_partitions(spark, resolve(self.path), self.partitioning.columns)
+
+    def _read_partitions(self, spark: SparkSession, partitions: list[Partition]) -> DataFrame:
+        if not partitions:  # the columns of one partition's files, none of their rows
+            listed = self.partitions(spark)
+            if not listed:
+                return (
+                    self.read(spark)
+                    .where(F.lit(False))
+                    .withColumn(PARTITION_COLUMN, F.lit(None).cast("string"))
+                )
+            return self._read_partitions(spark, listed[:1]).where(F.lit(False))
+        depths = {p.key.count("/") + 1 for p in partitions}
+        if len(depths) != 1 or not all(p.paths for p in partitions):
+            raise ValueError(f"not partitions listed from {self.describe()}: {partitions}")
+        root = resolve(self.path)
+        local = local_root(root)
+        base = os.path.abspath(local) if local == root else root
+        files = [spark_path(path) for p in partitions for path in p.paths]
+        reader = self._reader(spark).options(**_options(self.options)).option("basePath", base)
+        return reader.load(files).withColumn(PARTITION_COLUMN, key_column(depths.pop()))
+
+
 @dataclass(frozen=True)
-class CsvParser(Parser):
+class CsvParser(_FileParser):
     """A CSV file or directory with a header row. Malformed rows fail the read (FAILFAST), even
     in columns no check uses, and a promised `schema` is enforced against the header (no
     inference pass when it is given).
@@ -29,51 +81,53 @@ class CsvParser(Parser):
     schema: str | StructType | None = None
     options: tuple[tuple[str, str], ...] = field(default=())
     deadline_s: float | None = field(default=None, kw_only=True)
+    partitioning: Partitioning | None = field(default=None, kw_only=True)
     needs_full_scan: ClassVar[bool] = True
 
-    def read(self, spark: SparkSession) -> DataFrame:
-        reader = spark.read.option("header", "true").option("mode", "FAILFAST")
+    def _reader(self, spark: SparkSession) -> DataFrameReader:
+        reader = spark.read.format("csv").option("header", "true").option("mode", "FAILFAST")
         if self.schema is not None:
-            reader = reader.schema(self.schema).option("enforceSchema", "false")
-        else:
-            reader = reader.option("inferSchema", "true")
-        return reader.options(**_options(self.options)).csv(resolve(self.path))
+            return reader.schema(self.schema).option("enforceSchema", "false")
+        return reader.option("inferSchema", "true")
 
     def describe(self) -> str:
         return f"CSV {resolve(self.path)}"
 
 
 @dataclass(frozen=True)
-class JsonParser(Parser):
+class JsonParser(_FileParser):
     """JSON lines (one object per line); malformed lines fail the read."""
 
     path: Lazy
     schema: str | StructType | None = None
     options: tuple[tuple[str, str], ...] = field(default=())
     deadline_s: float | None = field(default=None, kw_only=True)
+    partitioning: Partitioning | None = field(default=None, kw_only=True)
     needs_full_scan: ClassVar[bool] = True
 
-    def read(self, spark: SparkSession) -> DataFrame:
-        reader = spark.read.option("mode", "FAILFAST")
-        if self.schema is not None:
-            reader = reader.schema(self.schema)
-        return reader.options(**_options(self.options)).json(resolve(self.path))
+    def _reader(self, spark: SparkSession) -> DataFrameReader:
+        reader = spark.read.format("json").option("mode", "FAILFAST")
+        return reader if self.schema is None else reader.schema(self.schema)
 
     def describe(self) -> str:
         return f"JSON {resolve(self.path)}"
 
 
 @dataclass(frozen=True)
-class ParquetParser(Parser):
-    """A Parquet file or (partitioned) directory; a promised schema is compared with the file's."""
+class ParquetParser(_FileParser):
+    """A Parquet file or (partitioned) directory; a promised schema is compared with the file's.
+
+    >>> ParquetParser("s3a://lake/bookings", partitioning=HivePartitions(("day",)))
+    """
 
     path: Lazy
     schema: str | StructType | None = None
     options: tuple[tuple[str, str], ...] = field(default=())
     deadline_s: float | None = field(default=None, kw_only=True)
+    partitioning: Partitioning | None = field(default=None, kw_only=True)
 
-    def read(self, spark: SparkSession) -> DataFrame:
-        return spark.read.options(**_options(self.options)).parquet(resolve(self.path))
+    def _reader(self, spark: SparkSession) -> DataFrameReader:
+        return spark.read.format("parquet")
 
     def describe(self) -> str:
         return f"Parquet {resolve(self.path)}"
@@ -81,14 +135,42 @@ class ParquetParser(Parser):
 
 @dataclass(frozen=True)
 class TableParser(Parser):
-    """A table (or view) in the Spark catalog."""
+    """A table (or view) in the Spark catalog. Partitioned by a column, its partitions are listed
+    by one Spark job over just the partition and change columns (a count and a maximum per value:
+    cheap on columnar tables, a scan of those two columns nonetheless).
+
+    >>> TableParser("bookings", partitioning=PartitionColumn("day", changed="updated_at"))
+    """
 
     table: str
     schema: str | StructType | None = None
     deadline_s: float | None = field(default=None, kw_only=True)
+    partitioning: Partitioning | None = field(default=None, kw_only=True)
+    partitioning_kind: ClassVar[type[Partitioning] | None] = PartitionColumn
 
     def read(self, spark: SparkSession) -> DataFrame:
         return spark.table(self.table)
 
     def describe(self) -> str:
         return f"table {self.table}"
+
+    def _list_partitions(self, spark: SparkSession) -> list[Partition]:
+        assert isinstance(self.partitioning, PartitionColumn)
+        column, changed = self.partitioning.column, self.partitioning.changed
+        df = spark.table(self.table)
+        columns.field_type(df.schema, changed, self.describe())
+        columns.field_type(df.schema, column, self.describe())
+        grouped = df.groupBy(columns.quoted(column).alias("value")).agg(
+            F.count(F.lit(1)).alias("n"),
+            F.max(columns.quoted(changed)).cast("string").alias("latest"),
+        )
+        return [
+            Partition(g.key, columns.fingerprint(row["n"], row["latest"]), g.ts, value=g.value)
+            for g, row in columns.groups(grouped, column, "value", "n", "latest")
+        ]
+
+    def _read_partitions(self, spark: SparkSession, partitions: list[Partition]) -> DataFrame:
+        assert isinstance(self.partitioning, PartitionColumn)
+        column = self.partitioning.column
+        chosen = columns.only(spark.table(self.table), column, [p.value for p in partitions])
+        return chosen.withColumn(PARTITION_COLUMN, columns.key_of(column, columns.quoted(column)))
