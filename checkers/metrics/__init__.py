@@ -137,6 +137,7 @@ __all__ = [
     "NumMatchesAndCountState",
     "NumMatchesState",
     "OnlineNormal",
+    "PartitionMetrics",
     "PatternMatch",
     "Patterns",
     "Profiles",
@@ -181,6 +182,7 @@ from checkers.metrics.verification import (
     CheckStatus,
     ConstraintResult,
     MetricHistory,
+    PartitionMetrics,
     VerificationResult,
     VerificationSuite,
 )

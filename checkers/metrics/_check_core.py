@@ -21,6 +21,8 @@ class AnomalySpec:
     strategy: AnomalyStrategy
     exclude_failed: bool = True
     tags: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: compare the newest partition's metric with earlier partitions, not the whole dataset's
+    per_partition: bool = False
 
 
 class CheckLevel(StrEnum):

@@ -250,19 +250,29 @@ class Check(ComplianceConstraints):
         analyzer: Analyzer,
         strategy: AnomalyStrategy,
         *,
+        per_partition: bool = False,
         exclude_failed: bool = True,
         tags: Mapping[str, str] | None = None,
         hint: str = "",
     ) -> Self:
         """The metric is not anomalous compared with its history in the metrics repository
         (`VerificationSuite.use_repository`). `exclude_failed` leaves out earlier runs that were
-        flagged or failed; the constraint reports the bounds it used."""
+        flagged or failed; the constraint reports the bounds it used.
+
+        With `per_partition`, the newest partition an incremental run read (its daily volume,
+        say) is compared with the earlier partitions instead of the whole dataset with earlier
+        runs; a run that read no new partition holds with a note.
+
+            Check(CheckLevel.WARNING, "daily volume").has_no_anomalies(
+                Size(), OnlineNormal(), per_partition=True)
+        """
+        scope = ", per partition" if per_partition else ""
         return self.add_constraint(
             analyzer,
             lambda _: True,
-            f"AnomalyConstraint({analyzer!r}, {type(strategy).__name__})",
+            f"AnomalyConstraint({analyzer!r}, {type(strategy).__name__}{scope})",
             hint=hint,
-        )._with_anomaly(AnomalySpec(strategy, exclude_failed, dict(tags or {})))
+        )._with_anomaly(AnomalySpec(strategy, exclude_failed, dict(tags or {}), per_partition))
 
     def _with_anomaly(self, spec: AnomalySpec) -> Self:
         self._constraints[-1] = dataclasses.replace(self._constraints[-1], anomaly=spec)

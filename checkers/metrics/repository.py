@@ -99,8 +99,10 @@ class MetricsRepository:
         partition_id: str | None = None,
         partition_ts: dt.datetime | None = None,
     ) -> int:
-        """Store the successful metrics (failed ones have no value to keep); returns how many."""
-        usage = _constraint_usage(metrics)
+        """Store the successful metrics (failed ones have no value to keep); returns how many.
+        With `partition_id` the rows are one partition's metrics (per-partition history);
+        without, the whole dataset's."""
+        usage = _constraint_usage(metrics, per_partition=partition_id is not None)
         values = metrics.metrics.values() if hasattr(metrics, "metrics") else metrics
         rows = []
         for metric in values:  # type: ignore[union-attr]
@@ -141,28 +143,21 @@ class MetricsRepository:
         names: Sequence[str] | None = None,
         instance: str | None = None,
         analyzer: Analyzer | None = None,
+        per_partition: bool | None = None,
     ) -> list[MetricRecord]:
         """Records ordered by dataset time; `after` and `before` are inclusive; `tags` must all
-        match (a subset)."""
-        t = metrics_table
-        query = sa.select(t).order_by(t.c.dataset_time, t.c.id)
-        if source_table is not None:
-            query = query.where(t.c.source_table == source_table)
-        if after is not None:
-            query = query.where(t.c.dataset_time >= after)
-        if before is not None:
-            query = query.where(t.c.dataset_time <= before)
-        if names:
-            query = query.where(t.c.name.in_(list(names)))
-        if instance is not None:
-            query = query.where(t.c.instance == instance)
-        if analyzer is not None:
-            query = query.where(t.c.analyzer == analyzer_key(analyzer))
-        with self.engine.connect() as connection:
-            rows = connection.execute(query).mappings().all()
-        wanted = dict(tags or {})
-        records = [_record(dict(r)) for r in rows]
-        return [r for r in records if all(r.tags.get(k) == v for k, v in wanted.items())]
+        match (a subset). `per_partition`: None for every row, False for whole-dataset rows
+        only (no partition id), True for per-partition rows only."""
+        statement = _select(
+            source_table=source_table,
+            after=after,
+            before=before,
+            names=names,
+            instance=instance,
+            analyzer=analyzer,
+            per_partition=per_partition,
+        )
+        return self._fetch(statement, tags)
 
     def history(
         self,
@@ -172,14 +167,22 @@ class MetricsRepository:
         before: dt.datetime,
         tags: Mapping[str, str] | None = None,
         exclude_failed: bool = True,
+        per_partition: bool = False,
+        exclude_partition: str | None = None,
     ) -> list[tuple[dt.datetime, float]]:
         """Numeric values of `analyzer` strictly before `before`, one per dataset time (the
         latest save wins); with `exclude_failed`, runs whose constraint on this metric failed
-        (an anomaly flagged, a bound broken) are left out."""
+        (an anomaly flagged, a bound broken) are left out. With `per_partition`, one value per
+        partition instead (see `series`)."""
         return [
             (time, value)
             for time, value, failed in self.series(
-                analyzer, source_table=source_table, before=before, tags=tags
+                analyzer,
+                source_table=source_table,
+                before=before,
+                tags=tags,
+                per_partition=per_partition,
+                exclude_partition=exclude_partition,
             )
             if not (exclude_failed and failed)
         ]
@@ -191,13 +194,39 @@ class MetricsRepository:
         source_table: str,
         before: dt.datetime,
         tags: Mapping[str, str] | None = None,
+        per_partition: bool = False,
+        exclude_partition: str | None = None,
     ) -> list[tuple[dt.datetime, float, bool]]:
-        """Like `history`, keeping every run with a flag saying whether it failed."""
-        by_time: dict[dt.datetime, tuple[float, bool]] = {}
-        for record in self.query(source_table=source_table, analyzer=analyzer, tags=tags):
-            if record.dataset_time < before and isinstance(record.value, float):
-                by_time[record.dataset_time] = (record.value, record.constraint_status == "Failure")
-        return [(t, v, failed) for t, (v, failed) in sorted(by_time.items()) if math.isfinite(v)]
+        """Like `history`, keeping every run with a flag saying whether it failed. Whole-dataset
+        rows only, unless `per_partition`: then one point per partition id (its latest save
+        wins, `exclude_partition` left out), timed by its partition time (else its dataset
+        time), strictly before `before`."""
+        statement = _select(
+            source_table=source_table, analyzer=analyzer, per_partition=per_partition
+        )
+        points: dict[object, tuple[dt.datetime, float, bool]] = {}
+        if per_partition:  # latest save = highest id, whatever times it carries
+            records = self._fetch(statement.order_by(None).order_by(metrics_table.c.id), tags)
+            for record in records:
+                if record.partition_id != exclude_partition and isinstance(record.value, float):
+                    time = record.partition_ts or record.dataset_time
+                    failed = record.constraint_status == "Failure"
+                    points[record.partition_id] = (time, record.value, failed)
+        else:
+            for record in self._fetch(statement, tags):
+                if isinstance(record.value, float):
+                    failed = record.constraint_status == "Failure"
+                    points[record.dataset_time] = (record.dataset_time, record.value, failed)
+        return sorted(
+            (t, v, failed) for t, v, failed in points.values() if t < before and math.isfinite(v)
+        )
+
+    def _fetch(self, statement: sa.Select, tags: Mapping[str, str] | None) -> list[MetricRecord]:
+        with self.engine.connect() as connection:
+            rows = connection.execute(statement).mappings().all()
+        wanted = dict(tags or {})
+        records = [_record(dict(r)) for r in rows]
+        return [r for r in records if all(r.tags.get(k) == v for k, v in wanted.items())]
 
     def to_pandas(self, **filters: Any):  # type: ignore[no-untyped-def]
         """Query results as a pandas DataFrame, one column per tag (for dashboards)."""
@@ -225,6 +254,36 @@ class MetricsRepository:
         return int(result.rowcount or 0)
 
 
+def _select(
+    *,
+    source_table: str | None = None,
+    after: dt.datetime | None = None,
+    before: dt.datetime | None = None,
+    names: Sequence[str] | None = None,
+    instance: str | None = None,
+    analyzer: Analyzer | None = None,
+    per_partition: bool | None = None,
+) -> sa.Select:
+    t = metrics_table
+    query = sa.select(t).order_by(t.c.dataset_time, t.c.id)
+    if source_table is not None:
+        query = query.where(t.c.source_table == source_table)
+    if after is not None:
+        query = query.where(t.c.dataset_time >= after)
+    if before is not None:
+        query = query.where(t.c.dataset_time <= before)
+    if names:
+        query = query.where(t.c.name.in_(list(names)))
+    if instance is not None:
+        query = query.where(t.c.instance == instance)
+    if analyzer is not None:
+        query = query.where(t.c.analyzer == analyzer_key(analyzer))
+    if per_partition is not None:
+        column = t.c.partition_id
+        query = query.where(column.is_not(None) if per_partition else column.is_(None))
+    return query
+
+
 def _record(row: Mapping[str, Any]) -> MetricRecord:
     value = row["value"] if row["value_json"] is None else json.loads(row["value_json"])
     return MetricRecord(
@@ -246,11 +305,14 @@ def _record(row: Mapping[str, Any]) -> MetricRecord:
     )
 
 
-def _constraint_usage(metrics: object) -> dict[Analyzer, dict[str, str]]:
-    """For a verification result: the check and constraint that used each metric."""
+def _constraint_usage(metrics: object, *, per_partition: bool) -> dict[Analyzer, dict[str, str]]:
+    """For a verification result: the check and constraint that used each metric. A partition's
+    rows carry the verdicts of per-partition anomaly constraints, whole-dataset rows the rest."""
     usage: dict[Analyzer, dict[str, str]] = {}
     for check in getattr(metrics, "check_results", []):
         for result in check.constraint_results:
+            if getattr(result.constraint.anomaly, "per_partition", False) != per_partition:
+                continue
             if usage.get(result.constraint.analyzer, {}).get("constraint_status") == "Failure":
                 continue  # a metric used by several constraints keeps the failure
             usage[result.constraint.analyzer] = {

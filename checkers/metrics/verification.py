@@ -17,8 +17,27 @@ from checkers.metrics._analyzer import Analyzer
 from checkers.metrics._metric import Metric
 from checkers.metrics.check import AnomalySpec, Check, CheckLevel
 from checkers.metrics.constraints import ConstraintStatus, MetricConstraint
+from checkers.metrics.metric_history import (
+    MetricHistory,
+    PartitionMetrics,
+    judge_anomaly,
+    partition_metric,
+)
 from checkers.metrics.repository import MetricsRepository, ResultKey
 from checkers.metrics.runner import run_analysis
+
+__all__ = [
+    "CheckResult",
+    "CheckStatus",
+    "ConstraintResult",
+    "MetricHistory",
+    "PartitionMetrics",
+    "VerificationResult",
+    "VerificationSuite",
+    "evaluate_check",
+    "judge",
+    "worst_status",
+]
 
 
 class CheckStatus(StrEnum):
@@ -173,10 +192,12 @@ class VerificationSuite:
         *,
         source_table: str,
         save: bool = True,
+        partition: PartitionMetrics | None = None,
     ) -> VerificationSuite:
         """Read anomaly histories from `repository` and (with `save`) store this run's metrics
-        and constraint statuses under `key`."""
-        self._history = MetricHistory(repository, key, source_table, save)
+        and constraint statuses under `key`; `partition` is the newest partition's metrics,
+        for `has_no_anomalies(per_partition=True)`."""
+        self._history = MetricHistory(repository, key, source_table, save, partition)
         return self
 
     _history: MetricHistory | None = None
@@ -191,19 +212,6 @@ class VerificationSuite:
         if self._history is not None and self._history.save:
             self._history.record(result)
         return result
-
-
-@dataclass(frozen=True)
-class MetricHistory:
-    """Where a run's metrics come from and go to: a repository, the run's key and source."""
-
-    repository: MetricsRepository
-    key: ResultKey
-    source_table: str
-    save: bool = True
-
-    def record(self, result: VerificationResult) -> None:
-        self.repository.save(self.key, result, source_table=self.source_table)
 
 
 def worst_status(results: Sequence[CheckResult]) -> CheckStatus:
@@ -223,32 +231,7 @@ def judge(
             None,
         )
     spec: AnomalySpec = constraint.anomaly  # type: ignore[assignment]
-    points = history.repository.series(
-        constraint.analyzer,
-        source_table=history.source_table,
-        before=history.key.dataset_time,
-        tags=spec.tags,
-    )
-    if not isinstance(metric.value, int | float):
-        return "anomaly detection needs a numeric metric", None
-    strategy = spec.strategy
-    earlier: list[float | None]
-    if getattr(strategy, "keeps_positions", False):
-        # seasonal strategies need the calendar: excluded runs become gaps, not removals
-        earlier = [None if spec.exclude_failed and failed else v for _, v, failed in points]
-    else:
-        earlier = [v for _, v, failed in points if not (spec.exclude_failed and failed)]
-    series = [*earlier, float(metric.value)]
-    try:
-        flagged = strategy.detect(series, len(earlier))  # type: ignore[arg-type]
-        low, high = strategy.bounds(series, len(earlier))  # type: ignore[arg-type]
-    except ValueError as exc:  # not enough history for this strategy
-        return None, f"not judged: {exc}"
-    runs = sum(1 for v in earlier if v is not None)
-    bounds = f"[{low:.6g}, {high:.6g}] from {runs} earlier runs"
-    if flagged:
-        return f"value {metric.value!r} is anomalous: outside {bounds}", None
-    return None, f"within {bounds}"
+    return judge_anomaly(constraint.analyzer, metric, spec, history)
 
 
 def evaluate_check(
@@ -258,6 +241,8 @@ def evaluate_check(
     outcomes = []
     for constraint in check.constraints:
         metric = metrics[constraint.analyzer]
+        if isinstance(constraint.anomaly, AnomalySpec):  # per partition: the newest one's metric
+            metric = partition_metric(constraint.analyzer, constraint.anomaly, history) or metric
         reason, note = judge(constraint, metric, history)
         try:
             value = constraint.value(metric) if metric.ok else None

@@ -1,0 +1,162 @@
+"""A run's metric history: where its metrics come from and go to (a repository, the run's key and
+source), the newest partition it read, and how `has_no_anomalies` judges a metric against the
+whole dataset's earlier runs or, per partition, against earlier partitions."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from checkers.metrics._analyzer import Analyzer
+from checkers.metrics._check_core import AnomalySpec
+from checkers.metrics._metric import Metric
+from checkers.metrics.repository import MetricsRepository, ResultKey
+
+if TYPE_CHECKING:
+    from checkers.metrics.verification import VerificationResult
+
+
+@dataclass(frozen=True)
+class PartitionMetrics:
+    """The metrics of one partition read in a run (the newest one, for per-partition anomaly
+    checks); `partition_ts` is when its data is from, if the partitioning says."""
+
+    partition_id: str
+    partition_ts: dt.datetime | None
+    metrics: Mapping[Analyzer, Metric]
+
+
+@dataclass(frozen=True)
+class MetricHistory:
+    """Where a run's metrics come from and go to: a repository, the run's key and source; with
+    `partition`, the newest partition the run read (`has_no_anomalies(per_partition=True)`)."""
+
+    repository: MetricsRepository
+    key: ResultKey
+    source_table: str
+    save: bool = True
+    partition: PartitionMetrics | None = None
+
+    def record(self, result: VerificationResult) -> None:
+        """Save the whole dataset's metrics and constraint statuses. Verdicts of per-partition
+        anomaly constraints go on the newest partition's rows instead (saved again, the latest
+        save of a partition wins), so a flagged partition leaves later partitions' history."""
+        self.repository.save(self.key, result, source_table=self.source_table)
+        judged = {
+            c.constraint.analyzer
+            for check in result.check_results
+            for c in check.constraint_results
+            if isinstance(c.constraint.anomaly, AnomalySpec) and c.constraint.anomaly.per_partition
+        }
+        if self.partition is None or not judged:
+            return
+        metrics = {a: m for a, m in self.partition.metrics.items() if a in judged}
+        self.repository.save(
+            self._partition_key(self.partition.partition_ts),
+            dataclasses.replace(result, metrics=metrics),
+            source_table=self.source_table,
+            partition_id=self.partition.partition_id,
+            partition_ts=self.partition.partition_ts,
+        )
+
+    def record_partition(
+        self, partition_id: str, partition_ts: dt.datetime | None, metrics: Iterable[Metric]
+    ) -> int:
+        """Save one partition's metrics (its dataset time is `partition_ts`, else the run's);
+        returns how many rows were written."""
+        return self.repository.save(
+            self._partition_key(partition_ts),
+            metrics,
+            source_table=self.source_table,
+            partition_id=partition_id,
+            partition_ts=partition_ts,
+        )
+
+    def with_partition(
+        self,
+        partition_id: str,
+        partition_ts: dt.datetime | None,
+        metrics: Mapping[Analyzer, Metric],
+    ) -> MetricHistory:
+        """This history, judging per-partition anomalies on `metrics` of `partition_id`."""
+        partition = PartitionMetrics(partition_id, partition_ts, dict(metrics))
+        return dataclasses.replace(self, partition=partition)
+
+    def _partition_key(self, partition_ts: dt.datetime | None) -> ResultKey:
+        return ResultKey(partition_ts or self.key.dataset_time, self.key.tags)
+
+
+def judge_anomaly(
+    analyzer: Analyzer, metric: Metric, spec: AnomalySpec, history: MetricHistory
+) -> tuple[str | None, str | None]:
+    """(reason the metric is anomalous, note) against the whole dataset's earlier runs or, with
+    `spec.per_partition`, the earlier partitions; `metric` is the newest partition's then."""
+    if not spec.per_partition:
+        points = history.repository.series(
+            analyzer,
+            source_table=history.source_table,
+            before=history.key.dataset_time,
+            tags=spec.tags,
+        )
+        return _compare(metric, spec, points, "earlier runs", "value")
+    partition = history.partition
+    if partition is None:
+        return None, "not judged: no new partition was read in this run"
+    points = history.repository.series(
+        analyzer,
+        source_table=history.source_table,
+        before=partition.partition_ts or history.key.dataset_time,
+        tags=spec.tags,
+        per_partition=True,
+        exclude_partition=partition.partition_id,
+    )
+    label = f"partition {partition.partition_id}:"
+    return _compare(metric, spec, points, "earlier partitions", f"{label} value", label)
+
+
+def partition_metric(
+    analyzer: Analyzer, spec: AnomalySpec, history: MetricHistory | None
+) -> Metric | None:
+    """The metric a per-partition anomaly constraint judges: the newest partition's (an error
+    metric when the partition lacks it); None when the whole dataset's metric is the one."""
+    if not spec.per_partition or history is None or history.partition is None:
+        return None
+    partition = history.partition
+    found = partition.metrics.get(analyzer)
+    if found is None:
+        return Metric(analyzer, error=f"partition {partition.partition_id} has no {analyzer!r}")
+    return found
+
+
+def _compare(
+    metric: Metric,
+    spec: AnomalySpec,
+    points: list[tuple[dt.datetime, float, bool]],
+    earlier_label: str,
+    value_label: str,
+    note_label: str = "",
+) -> tuple[str | None, str | None]:
+    if not isinstance(metric.value, int | float):
+        return "anomaly detection needs a numeric metric", None
+    strategy = spec.strategy
+    earlier: list[float | None]
+    if getattr(strategy, "keeps_positions", False):
+        # seasonal strategies need the calendar: excluded runs become gaps, not removals
+        earlier = [None if spec.exclude_failed and failed else v for _, v, failed in points]
+    else:
+        earlier = [v for _, v, failed in points if not (spec.exclude_failed and failed)]
+    series = [*earlier, float(metric.value)]
+    prefix = f"{note_label} " if note_label else ""
+    try:
+        flagged = strategy.detect(series, len(earlier))  # type: ignore[arg-type]
+        low, high = strategy.bounds(series, len(earlier))  # type: ignore[arg-type]
+    except ValueError as exc:  # not enough history for this strategy
+        return None, f"{prefix}not judged: {exc}"
+    runs = sum(1 for v in earlier if v is not None)
+    bounds = f"[{low:.6g}, {high:.6g}] from {runs} {earlier_label}"
+    if flagged:
+        return f"{value_label} {metric.value!r} is anomalous: outside {bounds}", None
+    return None, f"{prefix}within {bounds}"
