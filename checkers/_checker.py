@@ -35,6 +35,9 @@ class CheckerResult:
     metrics: dict[str, object] = field(default_factory=dict)
     error: str | None = None
     spark_actions: int = 0
+    #: What the run read: `rows_read`, and for incremental checks `partitions_read` (new or
+    #: changed) of `partitions` (in scope).
+    reading: dict[str, int] = field(default_factory=dict)
     fetch_sample: Callable[[int], list[SampleRow]] | None = field(default=None, repr=False)
     fetch_keys: Callable[[int], list[object]] | None = field(default=None, repr=False)
     _sample: list[SampleRow] | None = field(default=None, repr=False)
@@ -91,6 +94,14 @@ class Checker(ABC):
     def plan(self, excused: Sequence[KnownBroken] = ()) -> CheckerPlan:
         """The engine work for this checker; `excused` keys do not count as unexcused."""
 
+    def incremental_problem(self, partition_columns: Sequence[str]) -> str | None:
+        """Why this checker cannot be evaluated partition by partition (its states would not add
+        up over partitions), or None when it can."""
+        return (
+            f"{type(self).__name__} cannot be evaluated incrementally: its result over two "
+            "partitions is not the merge of its results over each"
+        )
+
     def run(self, tolerance: Tolerance | None = None) -> CheckerResult:
         """Run this checker alone (use `run_checkers` to share passes between checkers)."""
         return run_checkers([(self, tolerance)])[0]
@@ -143,7 +154,7 @@ def excused_condition(
 CONFIGURATION_ERROR = "configuration error: "
 
 
-def _plan_or_error(checker: Checker, tolerance: Tolerance | None) -> CheckerPlan | CheckerResult:
+def plan_or_error(checker: Checker, tolerance: Tolerance | None) -> CheckerPlan | CheckerResult:
     """The checker's plan, or the result saying why it has none: a mistake in the check's
     configuration (KnownBroken without key columns, a key column not in the data...) is that
     check's ERROR, never the run's."""
@@ -168,7 +179,7 @@ def run_checkers(
     """Run many checkers; those planned over the same DataFrame share one engine run, so k row
     predicates over one dataset cost one aggregation pass."""
     pairs = [c if isinstance(c, tuple) else (c, None) for c in checkers]
-    planned = [_plan_or_error(checker, tolerance) for checker, tolerance in pairs]
+    planned = [plan_or_error(checker, tolerance) for checker, tolerance in pairs]
     by_frame: dict[int, list[int]] = {}
     for index, plan in enumerate(planned):
         if isinstance(plan, CheckerPlan):

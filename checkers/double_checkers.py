@@ -47,6 +47,13 @@ class PredicateDoubleDatasetsChecker(RowPredicateChecker):
         self.fail_missing_in_right = fail_missing_in_right
         self.null_keys_match = null_keys_match
 
+    def incremental_problem(self, partition_columns: Sequence[str]) -> str | None:
+        return (
+            f"{type(self).__name__} joins two datasets: a key of one partition may match a row "
+            "of any partition of the other side, so it cannot be evaluated per partition. "
+            "Compare the datasets in a check that is not incremental"
+        )
+
     def frame(self) -> DataFrame:
         def side(df: DataFrame, name: str) -> DataFrame:
             row = F.struct(*[F.col(quoted(c)) for c in df.columns])

@@ -66,6 +66,9 @@ class MetricChecker(Checker):
         self.constraints = tuple(c for check in checks for c in check.constraints)
         self.history = history
 
+    def incremental_problem(self, partition_columns: Sequence[str]) -> str | None:
+        return None  # every analyzer's state is a monoid: partitions merge
+
     def plan(self, excused: Sequence[KnownBroken] = ()) -> CheckerPlan:
         if excused:
             raise ValueError("KnownBroken keys do not apply to metric constraints")

@@ -65,6 +65,9 @@ class CheckOutcome:
     started_at: dt.datetime | None = None
     finished_at: dt.datetime | None = None
     timings: Mapping[str, float] = field(default_factory=dict)
+    #: What the run read: `rows_read`; incremental checks add `partitions_read` (new or changed)
+    #: and `partitions` (in scope).
+    reading: Mapping[str, int] = field(default_factory=dict)
     scope: str = ""
     owner: str = ""
     tags: tuple[str, ...] = ()

@@ -103,6 +103,8 @@ class RowPredicateChecker(Checker):
         return CheckerPlan(frame, [*analyzers.values(), *samples.analyzers], finish)
 
 
+#: Prefix of columns the engine adds to a source (see checkers.parsers.PARTITION_COLUMN).
+INTERNAL_PREFIX = "__dq_"
 #: Spark's min_by keeps at most this many values.
 MAX_IN_PASS = 100_000
 
@@ -123,9 +125,9 @@ class _FailingSamples:
     ) -> None:
         self.k = min(k, MAX_IN_PASS)
         excused = F.lit(False) if excuse is None else excuse
-        hashed = [F.col(quoted(c)) for c in hashable_columns(frame.schema)]
+        hashed = [F.col(quoted(c)) for c in hashable_columns(frame.schema) if not _internal(c)]
         digest = F.xxhash64(*hashed) if hashed else F.lit(0).cast("long")
-        row = F.struct(*[F.col(quoted(c)) for c in frame.columns])
+        row = F.struct(*[F.col(quoted(c)) for c in frame.columns if not _internal(c)])
         ordering = F.when(fails, F.struct(excused.alias("excused"), digest.alias("hash")))
         self.sample = BottomK(f"{name}:sample", row, ordering, self.k) if self.k > 0 else None
         self.analyzers: list[Analyzer] = [self.sample] if self.sample else []
@@ -159,6 +161,11 @@ class _FailingSamples:
         assert self.key_sample is not None
         found = self._entries(metrics, self.key_sample, only_unexcused)
         return [tuple(v.values()) for v in found]  # type: ignore[attr-defined]
+
+
+def _internal(column: str) -> bool:
+    """Columns the engine adds (the partition of an incremental read): never part of a row."""
+    return column.startswith(INTERNAL_PREFIX)
 
 
 def _sort_key(value: object) -> tuple[bool, bool, float, str]:
@@ -195,7 +202,11 @@ class PredicateSingleDatasetChecker(RowPredicateChecker):
         return self.dataset
 
     def condition(self, frame: DataFrame) -> Column:
-        return as_condition(self.predicate, row_columns=frame.columns)
+        columns = [c for c in frame.columns if not _internal(c)]
+        return as_condition(self.predicate, row_columns=columns)
+
+    def incremental_problem(self, partition_columns: Sequence[str]) -> str | None:
+        return None  # each row is judged alone: counts add up over partitions
 
 
 class OffsetPredicateSingleDatasetChecker(RowPredicateChecker):
@@ -233,9 +244,19 @@ class OffsetPredicateSingleDatasetChecker(RowPredicateChecker):
         self.partition_by = list(partition_by)
         self.offset = offset
 
+    def incremental_problem(self, partition_columns: Sequence[str]) -> str | None:
+        missing = [c for c in partition_columns if c not in self.partition_by]
+        if not missing:
+            return None  # rows offset apart never sit in two partitions
+        return (
+            f"rows {self.offset} apart may sit in two partitions: an incremental offset check "
+            f"needs partition_by to include the partition columns {list(partition_columns)} "
+            f"(missing {missing})"
+        )
+
     def frame(self) -> DataFrame:
         window = Window.partitionBy(*self.partition_by).orderBy(*self.order_by)
-        row = F.struct(*[F.col(quoted(c)) for c in self.dataset.columns])
+        row = F.struct(*[F.col(quoted(c)) for c in self.dataset.columns if not _internal(c)])
         return self.dataset.select(
             "*",
             row.alias("current"),

@@ -1,7 +1,7 @@
 """The project database (SQLAlchemy): one schema for run history, incidents, the notification
-outbox, receiver threads, mutes, window claims and the readiness of guarded assets, with numbered
-migrations. SQLite by default (`DQ_DATABASE_URL`, else `.dq/dq.db`), PostgreSQL or MariaDB in
-production. No Spark here."""
+outbox, receiver threads, mutes, window claims, the readiness of guarded assets and the stored
+partition states of incremental checks, with numbered migrations. SQLite by default
+(`DQ_DATABASE_URL`, else `.dq/dq.db`), PostgreSQL or MariaDB in production. No Spark here."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ SQLITE_BUSY_TIMEOUT_S = 30.0
 metadata = sa.MetaData()
 # MariaDB's DATETIME drops microseconds (window starts key claims): ask for DATETIME(6).
 UtcDateTime = sa.DateTime(timezone=True).with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
+LongText = sa.Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
 
 schema_versions = sa.Table(
     "dq_schema_versions",
@@ -183,6 +184,37 @@ readiness = sa.Table(
     sa.Column("updated_at", UtcDateTime, nullable=False),
 )
 
+# Incremental checks (checks/incremental_run.py), migration 7. Per (check, partition): the
+# fingerprint of the data whose states are stored and the check definition they were computed
+# under; written after the states, so a crash in between only means recomputing the partition.
+partitions = sa.Table(
+    "dq_partitions",
+    metadata,
+    sa.Column("check_name", sa.String(200), primary_key=True),
+    sa.Column("partition_key", sa.String(400), primary_key=True),
+    sa.Column("fingerprint", sa.String(64), nullable=False),
+    sa.Column("definition", sa.String(64), nullable=False),
+    sa.Column("rows", sa.BigInteger),
+    sa.Column("partition_ts", UtcDateTime),
+    sa.Column("data_schema", sa.Text),  # the source's schema (JSON): no read when nothing changed
+    sa.Column("updated_at", UtcDateTime, nullable=False),
+)
+
+#: One analyzer state per (check, partition); the analyzer's text key is hashed for the primary
+#: key (MariaDB limits key length). Frequency tables live as Parquet under DQ_STATE_DIR.
+partition_states = sa.Table(
+    "dq_partition_states",
+    metadata,
+    sa.Column("check_name", sa.String(200), primary_key=True),
+    sa.Column("partition_key", sa.String(400), primary_key=True),
+    sa.Column("analyzer_digest", sa.String(64), primary_key=True),
+    sa.Column("analyzer", sa.Text, nullable=False),
+    sa.Column("format_version", sa.String(16), nullable=False),
+    sa.Column("kind", sa.String(64), nullable=False),
+    sa.Column("payload", LongText, nullable=False),
+    sa.Column("updated_at", UtcDateTime, nullable=False),
+)
+
 
 def _v1_initial(connection: Connection) -> None:
     metadata.create_all(
@@ -275,6 +307,11 @@ def _v6_readiness(connection: Connection) -> None:
     readiness.create(connection, checkfirst=True)
 
 
+def _v7_partitions(connection: Connection) -> None:
+    partitions.create(connection, checkfirst=True)
+    partition_states.create(connection, checkfirst=True)
+
+
 #: Numbered migrations, applied in order and recorded in dq_schema_versions. Add, never edit.
 #: A fresh database gets later columns of a table already from migration 1 (which creates the
 #: tables as defined now), so later migrations add columns and indexes only when missing.
@@ -285,6 +322,7 @@ MIGRATIONS: list[tuple[int, Callable[[Connection], None]]] = [
     (4, _v4_delivery_leases),
     (5, _v5_spool_replays),
     (6, _v6_readiness),
+    (7, _v7_partitions),
 ]
 
 

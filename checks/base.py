@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from checkers._checker import Checker
     from checkers.parsers import Parser
     from checks.assets import Guarded
+    from checks.incremental import Incremental
 
 
 class QualityCheck:
@@ -66,6 +67,9 @@ class QualityCheck:
     #: Under Airflow, what its outcomes make of the check's task (None: DQ_TASK_FAILS_AT and
     #: DQ_TASK_FAILS_ON_ERROR; see checks.task_states).
     task_states: ClassVar[TaskStates | None] = None
+    #: Read only new and changed partitions of a partitioned source, merging stored states
+    #: (checks.incremental); None reads the whole source every run.
+    incremental: ClassVar[Incremental | None] = None
     abstract: ClassVar[bool] = False
 
     def __init_subclass__(cls, *, register: bool = True, **kwargs: object) -> None:

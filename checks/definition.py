@@ -154,6 +154,19 @@ def _task_states(value: object) -> str | None:
     )
 
 
+def _incremental(value: object) -> str | None:
+    from checks.incremental import Incremental
+
+    if value is None or isinstance(value, Incremental):
+        return None
+    if value is True:
+        return "incremental = True: write incremental = Incremental() (all partitions)"
+    return (
+        "incremental must be Incremental(...) or None, e.g. "
+        f"incremental = Incremental(last=30), got {value!r}"
+    )
+
+
 _RULES: dict[str, Callable[[object], str | None]] = {
     "parser": _parser,
     "clock": _clock,
@@ -170,6 +183,7 @@ _RULES: dict[str, Callable[[object], str | None]] = {
     "guards": _guards,
     "after": _after,
     "task_states": _task_states,
+    "incremental": _incremental,
 }
 
 
@@ -207,6 +221,8 @@ def definition_problems(check: type, *, base_checker: object) -> list[str]:
         if hasattr(check, attribute) and (problem := rule(getattr(check, attribute))):
             problems.append(problem)
     name = getattr(check, "name", None)
+    if getattr(check, "incremental", None) is not None and not problems:
+        problems.extend(incremental_problems(check))
     if loop := _triggers_itself(check):
         problems.append(loop)
     if not isinstance(name, str) or not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", name):
@@ -215,6 +231,52 @@ def definition_problems(check: type, *, base_checker: object) -> list[str]:
             "e.g. name = 'orders_have_amounts'"
         )
     return problems
+
+
+def incremental_problems(check: type) -> list[str]:
+    """What makes an incremental check impossible, as far as its class shows: more than one
+    source, a source without partitioning, a checker (by its return annotation) that cannot
+    merge over partitions."""
+    import typing
+
+    from checkers._checker import Checker
+    from checkers.parsers import Parser
+
+    parser = getattr(check, "parser", None)
+    problems = []
+    if isinstance(parser, Mapping):
+        problems.append(
+            "an incremental check reads one partitioned source; it has "
+            f"{len(parser)} ({', '.join(map(str, parser))})"
+        )
+    elif isinstance(parser, Parser) and parser.partitioning is None:
+        problems.append(
+            f"incremental needs a partitioned source: give {type(parser).__name__} "
+            "partitioning=HivePartitions(...) (files) or PartitionColumn(...) (tables, SQL)"
+        )
+    try:
+        returned = typing.get_type_hints(check.checker).get("return")  # type: ignore[attr-defined]
+    except Exception:  # names the annotation uses are not importable here: judged at run time
+        returned = None
+    if isinstance(returned, type) and issubclass(returned, Checker):
+        reason = _static_incremental_problem(returned)
+        if reason:
+            problems.append(reason)
+    return problems
+
+
+def _static_incremental_problem(checker: type) -> str | None:
+    from checkers._checker import Checker
+    from checkers.double_checkers import PredicateDoubleDatasetsChecker
+
+    if issubclass(checker, PredicateDoubleDatasetsChecker):
+        return (
+            f"checker() returns {checker.__name__}, which joins two datasets and cannot be "
+            "evaluated per partition: drop incremental, or check each dataset on its own"
+        )
+    if checker.incremental_problem is Checker.incremental_problem:  # type: ignore[attr-defined]
+        return f"checker() returns {checker.__name__}, which cannot be evaluated incrementally"
+    return None
 
 
 def refuse_shared_asset(check: type, registered: Iterable[type]) -> None:

@@ -11,18 +11,34 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
 
-from checkers._checker import Checker, CheckerResult, FullScanChecker, run_checkers
+from checkers._checker import (
+    CONFIGURATION_ERROR,
+    Checker,
+    CheckerResult,
+    FullScanChecker,
+    plan_or_error,
+    run_checkers,
+)
 from checkers.deadlines import DEFAULT_DEADLINE_S
 from checkers.levels import AlertLevel
 from checkers.outcome import CheckOutcome, Status
-from checkers.parsers import Parser
+from checkers.parsers import PARTITION_COLUMN, Parser
 from checkers.redaction import redact_values
 from checkers.shipping import ship_checks
 from checkers.spark import spark_session
 from checkers.storage import utc_now
 from checkers.tolerances import FailureCounts
 from checks.base import QualityCheck
+from checks.incremental_run import (
+    PartitionPlan,
+    PartitionWork,
+    evaluate_partitions,
+    incremental_problem,
+    prepare,
+    stable_checker,
+)
 from checks.loading import DEFAULT_PARALLELISM, Loaded, load_sources
+from checks.partition_store import PartitionStore
 
 EMPTY_DATASET = "empty dataset: no rows to check (set allow_empty = True if that is fine)"
 
@@ -56,6 +72,7 @@ class _Pending:
     sources: dict[str, Parser] = field(default_factory=dict)
     checker: Checker | None = None
     error: str | None = None
+    partitions: PartitionPlan | None = None  # an incremental check's partitions this run
 
 
 def _describe(exc: Exception) -> str:
@@ -78,6 +95,20 @@ def _build_checker(item: _Pending, data: Data) -> None:
         item.error = f"building the checker failed: {_describe(exc)}"
     if isinstance(item.checker, Checker):
         item.checker.sample_size = item.check.sample_size  # sampled in the engine's pass
+        if item.partitions is not None:
+            stable_checker(item.checker, item.check)
+
+
+def _prepare_partitions(
+    item: _Pending, spark: SparkSession, store: PartitionStore | None, deadline_s: float
+) -> None:
+    """For an incremental check: which partitions to read; its source becomes those only."""
+    prepared = prepare(item.check, item.instance, item.sources, spark, store, deadline_s=deadline_s)
+    if isinstance(prepared, str):
+        item.error = prepared
+    else:
+        item.partitions = prepared
+        item.sources = {"data": prepared.reader}
 
 
 def evaluate_checks(
@@ -88,10 +119,15 @@ def evaluate_checks(
     data: Mapping[str, Data] | None = None,
     deadline_s: float = DEFAULT_DEADLINE_S,
     parallelism: int = DEFAULT_PARALLELISM,
+    partitions: PartitionStore | None = None,
+    full: bool = False,
 ) -> list[CheckOutcome]:
     """Outcomes of `checks`, in order. `data` maps check names to ready data (tests), bypassing
     their parsers. Sources load `parallelism` at a time; one still loading after `deadline_s` (or
-    its parser's own `deadline_s`) is an ERROR for every check reading it."""
+    its parser's own `deadline_s`) is an ERROR for every check reading it. With `partitions`,
+    incremental checks read only new and changed partitions (without it, everything); with
+    `full`, they read every partition in their scope and judge it in one ordinary pass, leaving
+    stored states alone (the drift guard of `dq run --full`)."""
     started_at = now or utc_now()
     session = spark or SparkSession.getActiveSession() or spark_session()
     ship_checks(session, [check.__module__ for check in checks])  # Python predicates' modules
@@ -104,6 +140,8 @@ def evaluate_checks(
             item.sources = item.instance.sources()
         except Exception as exc:
             item.error = f"building the sources failed: {_describe(exc)}"
+        if item.error is None and item.check.incremental and (partitions or full):
+            _prepare_partitions(item, session, None if full else partitions, deadline_s)
     loaded = _load_sources(
         [p for p in pending if p.check.name not in given],
         session,
@@ -121,10 +159,16 @@ def evaluate_checks(
         for parser, source in loaded.items()
         if source.frame is not None and parser.needs_full_scan
     }
-    runnable = [p for p in pending if p.checker is not None]
+    incremental = [p for p in pending if p.checker is not None and p.partitions and not full]
+    chosen = {id(p) for p in incremental}
+    runnable = [p for p in pending if p.checker is not None and id(p) not in chosen]
     work = [(p.checker, p.check.tolerance) for p in runnable] + [(s, None) for s in scans.values()]
     started = time.perf_counter()
     results = run_checkers(work)  # type: ignore[arg-type]
+    if incremental:
+        assert partitions is not None
+        results[len(runnable) : len(runnable)] = _run_incremental(incremental, loaded, partitions)
+        runnable += incremental
     elapsed = time.perf_counter() - started
     malformed = {
         parser: r.error
@@ -139,8 +183,47 @@ def evaluate_checks(
         broken = [malformed[p] for p in item.sources.values() if p in malformed]
         if broken and result.error is None:
             result = CheckerResult.failed_to_run(broken[0])
+        if item.partitions is not None and full and result.rows is not None:
+            scope = len(item.partitions.scope)
+            result.reading = {
+                "rows_read": result.rows,
+                "partitions_read": scope,
+                "partitions": scope,
+            }
         outcomes.append(_outcome(item, result, started_at))
     return outcomes
+
+
+def _run_incremental(
+    items: Sequence[_Pending], loaded: Mapping[Parser, Loaded], store: PartitionStore
+) -> list[CheckerResult]:
+    results: list[CheckerResult | None] = [None] * len(items)
+    works, slots = [], []
+    for n, item in enumerate(items):
+        assert item.partitions is not None and item.checker is not None
+        planned = plan_or_error(item.checker, item.check.tolerance)
+        problem = incremental_problem(item.checker, item.partitions.columns)
+        if isinstance(planned, CheckerResult):
+            results[n] = planned
+        elif problem or PARTITION_COLUMN not in planned.frame.columns:
+            results[n] = CheckerResult.failed_to_run(
+                f"{CONFIGURATION_ERROR}{problem or 'the checker dropped ' + PARTITION_COLUMN}"
+            )
+        else:
+            base = item.partitions.base
+            frame = loaded[item.partitions.reader].frame
+            scan = (
+                FullScanChecker(frame, base.describe())
+                if base.needs_full_scan and frame is not None
+                else None
+            )
+            schema = frame.schema.json() if frame is not None else None
+            work = PartitionWork(item.partitions, planned, scan, schema, item.checker)
+            works.append(work)
+            slots.append(n)
+    for n, result in zip(slots, evaluate_partitions(works, store), strict=True):
+        results[n] = result
+    return [r for r in results if r is not None]
 
 
 def _attach_sources(item: _Pending, loaded: Mapping[Parser, Loaded]) -> None:
@@ -213,6 +296,7 @@ def _outcome(item: _Pending, result: CheckerResult, started_at: dt.datetime) -> 
         sample=tuple(sample),
         failing_keys=tuple(tuple(k) if isinstance(k, list) else k for k in keys),
         metrics=dict(result.metrics),
+        reading=result.reading or ({"rows_read": result.rows} if result.rows is not None else {}),
         started_at=started_at,
         finished_at=finished_at,
         timings=dict(item.timings),

@@ -3,7 +3,7 @@ the DAG manifest and the HTML report, manage silences, validate check definition
 worker's environment (`dq doctor`). Exit codes: 0 all passed or tolerated, 1 a check failed
 (`dq validate`: a check definition has a problem), 3 a check could not be evaluated (a broken
 definition included), 2 usage errors, 4 the project database was unavailable (outcomes
-spooled)."""
+spooled), 5 `dq run --full` found an incremental check whose stored states drifted."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 EXIT_INFRA = 4  # the project database was unavailable: outcomes went to stderr and the spool
 EXIT_INVALID = 1  # `dq validate`: a check definition has a problem
+EXIT_DRIFT = 5  # `dq run --full`: an incremental outcome differs from a recomputation
 
 
 def _parse_time(text: str | None) -> dt.datetime:
@@ -128,6 +129,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"dq: running {len(args.checks)} check(s) ...", flush=True)
         chosen = [checks[n] for n in args.checks if n in checks]
         report = run_checks(chosen, now=now, settings=settings, problems=broken)
+    ran = {o.check for o in report.outcomes}
+    evaluated = [c for c in checks.values() if c.name in ran]
+    drifted = _guard_drift(evaluated, report.outcomes, now, settings) if args.full else False
     _print_outcomes(report.outcomes)
     _print_skipped(report.skipped)
     if report.delivery is not None and report.delivery.pending:
@@ -136,7 +140,34 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"  {len(report.spooled)} outcome(s) not recorded: spooled for the next run")
     if report.spooled or report.database_error is not None:
         return EXIT_INFRA
+    if drifted:
+        return EXIT_DRIFT
     return exit_code(report.outcomes)
+
+
+def _guard_drift(
+    chosen: Sequence[type], outcomes: Sequence[CheckOutcome], now: dt.datetime, settings: object
+) -> bool:
+    """`dq run --full`: compare each incremental check with a recomputation; True on drift."""
+    from scheduling.drift import guard
+
+    reports = guard(chosen, outcomes, now=now, settings=settings)  # type: ignore[arg-type]
+    named = {getattr(c, "name", "?") for c in chosen if getattr(c, "incremental", None) is None}
+    for name in sorted(named):
+        print(f"  {name}: not incremental, nothing to compare")
+    for report in reports:
+        read = report.full.reading
+        if not report.differences:
+            print(
+                f"  {report.check}: no drift (incremental = from scratch over "
+                f"{read.get('partitions', 0)} partitions, {read.get('rows_read', 0)} rows)"
+            )
+            continue
+        print(f"  {report.check}: DRIFT, the stored states no longer match the data:")
+        for line in report.differences:
+            print(f"    {line}")
+        print("    its stored partitions are forgotten: the next run reads them all again")
+    return any(r.differences for r in reports)
 
 
 def _cmd_deliver(args: argparse.Namespace) -> int:
@@ -311,6 +342,12 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("checks", nargs="*")
     run.add_argument("--due", action="store_true", help="run the checks due (one scheduler tick)")
     run.add_argument("--at", help="ISO time of the run (default now)")
+    run.add_argument(
+        "--full",
+        action="store_true",
+        help="drift guard: also recompute incremental checks from scratch and compare (exit 5 "
+        "on a difference)",
+    )
     run.set_defaults(func=_cmd_run)
     deliver = commands.add_parser("deliver", help="deliver pending notifications once")
     deliver.add_argument("--at", help="ISO time of the delivery (default now)")

@@ -19,7 +19,8 @@ from checkers.levels import AlertLevel
 from checkers.outcome import CheckOutcome, Status
 from checkers.storage import as_utc, incidents, runs
 
-MAX_SERIES = 4
+MAX_SERIES = 5
+ROWS_READ = "rows read"
 Z_OUTLIER = 3.0
 e = html.escape
 
@@ -43,6 +44,8 @@ def _points(records: Sequence[tuple[dt.datetime, CheckOutcome]]) -> Series:
         bad = outcome.status in (Status.FAILED, Status.ERROR)
         if outcome.total:
             series["failing share"].append((at, outcome.failing / outcome.total, bad))
+        if (read := outcome.reading.get("rows_read")) is not None:
+            series[ROWS_READ].append((at, float(read), bad))
         for name, value in outcome.metrics.items():
             if (
                 isinstance(value, int | float)
@@ -51,7 +54,9 @@ def _points(records: Sequence[tuple[dt.datetime, CheckOutcome]]) -> Series:
             ):
                 series[name].append((at, float(value), bad))
     varying = {
-        k: v for k, v in series.items() if len({p[1] for p in v}) > 1 or k == "failing share"
+        k: v
+        for k, v in series.items()
+        if len({p[1] for p in v}) > 1 or k in ("failing share", ROWS_READ)
     }
     return dict(list(varying.items())[:MAX_SERIES])
 
@@ -110,6 +115,17 @@ def svg_plot(name: str, points: Sequence[tuple[dt.datetime, float, bool]]) -> st
     )
 
 
+def reading(outcome: CheckOutcome) -> str:
+    """Rows the run read, and for incremental checks how many of the partitions were read."""
+    read = outcome.reading
+    if "rows_read" not in read:
+        return ""
+    text = f"{read['rows_read']:,}"
+    if "partitions" in read:
+        text += f" ({read.get('partitions_read', 0):,} of {read['partitions']:,} partitions)"
+    return text
+
+
 def _latest_table(latest: dict[str, tuple[dt.datetime, CheckOutcome]]) -> str:
     rows = []
     for name, (at, o) in sorted(latest.items()):
@@ -118,12 +134,12 @@ def _latest_table(latest: dict[str, tuple[dt.datetime, CheckOutcome]]) -> str:
         level = o.level.name if o.level is not AlertLevel.OK else ""
         rows.append(
             f"<tr><td>{e(name)}</td><td class='{o.status.value}'>{e(o.status.value)}</td>"
-            f"<td>{e(level)}</td><td>{e(counts)}</td><td>{e(detail)}</td>"
+            f"<td>{e(level)}</td><td>{e(counts)}</td><td>{e(reading(o))}</td><td>{e(detail)}</td>"
             f"<td>{at:%Y-%m-%d %H:%M}</td><td>{e(o.description)}</td></tr>"
         )
     return (
         "<table><tr><th>check</th><th>status</th><th>level</th><th>failing / total</th>"
-        "<th>keys or error</th><th>run</th><th>why it matters</th></tr>"
+        "<th>rows read</th><th>keys or error</th><th>run</th><th>why it matters</th></tr>"
         + "".join(rows)
         + "</table>"
     )

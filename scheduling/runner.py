@@ -107,6 +107,7 @@ def run_checks(
                 now=now,
                 deadline_s=settings.source_deadline_s,
                 parallelism=settings.load_parallelism,
+                partitions=settings.partition_store(),
             )
             if checks
             else []

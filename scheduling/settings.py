@@ -9,6 +9,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -30,6 +31,9 @@ from checkers.storage import project_database
 from checks.loading import DEFAULT_PARALLELISM
 from scheduling.outage import database_unavailable, unavailable
 from scheduling.worker_config import DEFAULT_STATE_DIR, STATE_DIR_ENV, refuse_relative_paths
+
+if TYPE_CHECKING:
+    from checks.partition_store import PartitionStore
 
 CONFIG_ENV = "DQ_CONFIG"
 DELIVERY_BUDGET_ENV = "DQ_DELIVERY_BUDGET_S"  # seconds one receiver may take per run
@@ -84,6 +88,15 @@ class Settings:
     spool_dir: Path = field(default_factory=lambda: state_dir() / "spool")
     #: Why the project database is unavailable in this run (None: usable); scheduling.outage
     database_error: str | None = None
+
+    def partition_store(self) -> PartitionStore | None:
+        """Where incremental checks keep their partitions' states; None while the database is
+        unavailable (they then read everything)."""
+        if self.database_error is not None:
+            return None
+        from checks.partition_store import PartitionStore
+
+        return PartitionStore(self.engine, state_dir() / "states")
 
     def policy_for(self, check: object) -> EscalationPolicy:
         policy = getattr(check, "escalation", None)

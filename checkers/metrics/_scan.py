@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
 
 from checkers.metrics._analyzer import ScanShareableAnalyzer, State
 from checkers.redaction import redact_records
@@ -17,9 +18,17 @@ from checkers.shipping import explain_worker_error
 
 @dataclass
 class ScanOutcome:
+    """States of a scan (with `by`: per group in `grouped`, groups without rows absent)."""
+
     states: dict[ScanShareableAnalyzer, State] = field(default_factory=dict)
     errors: dict[ScanShareableAnalyzer, str] = field(default_factory=dict)
     actions: int = 0
+    grouped: dict[object, dict[ScanShareableAnalyzer, State]] = field(default_factory=dict)
+
+    def add(self, analyzers: Sequence[ScanShareableAnalyzer], found: _Found) -> None:
+        for key, states in found.items():
+            target = self.states if key is _WHOLE else self.grouped.setdefault(key, {})
+            target.update(zip(analyzers, states, strict=True))
 
 
 def _short(line: str) -> str:
@@ -64,20 +73,31 @@ def describe_failure(exc: Exception) -> str:
     return "; caused by ".join(_short(c) for c in chosen)
 
 
+_WHOLE = object()  # the key of an ungrouped aggregation's only row
+_Found = dict[object, list[State]]
+
+
 def _aggregate(
-    df: DataFrame, analyzers: Sequence[ScanShareableAnalyzer]
-) -> tuple[list[State], int]:
+    df: DataFrame, analyzers: Sequence[ScanShareableAnalyzer], by: str | None = None
+) -> _Found:
+    """Each analyzer's state (per value of the column `by`, when given) from one aggregation."""
     columns: list[Column] = []
     slices: list[tuple[int, int]] = []
     for analyzer in analyzers:
         aggs = analyzer.aggregations(df.schema)
         slices.append((len(columns), len(aggs)))
         columns.extend(aggs)
-    row = df.agg(*columns).collect()[0]
-    return [
-        analyzer.state_from_aggregates(row[start : start + size])
-        for analyzer, (start, size) in zip(analyzers, slices, strict=True)
-    ], 1
+    if by is None:
+        rows, offset = [(_WHOLE, df.agg(*columns).collect()[0])], 0
+    else:
+        rows, offset = [(r[0], r) for r in df.groupBy(F.col(by)).agg(*columns).collect()], 1
+    return {
+        key: [
+            analyzer.state_from_aggregates(row[offset + start : offset + start + size])
+            for analyzer, (start, size) in zip(analyzers, slices, strict=True)
+        ]
+        for key, row in rows
+    }
 
 
 def _analysis_error(df: DataFrame, analyzer: ScanShareableAnalyzer) -> str | None:
@@ -89,18 +109,21 @@ def _analysis_error(df: DataFrame, analyzer: ScanShareableAnalyzer) -> str | Non
     return None
 
 
-def run_scan(df: DataFrame, analyzers: Sequence[ScanShareableAnalyzer]) -> ScanOutcome:
-    """One aggregation for all analyzers. If it fails, drop the analyzers whose expressions do
-    not resolve and retry once; if it still fails (a runtime error), run analyzers one by one."""
+def run_scan(
+    df: DataFrame, analyzers: Sequence[ScanShareableAnalyzer], *, by: str | None = None
+) -> ScanOutcome:
+    """One aggregation for all analyzers (grouped by the column `by`, when given). If it fails,
+    drop the analyzers whose expressions do not resolve and retry once; if it still fails (a
+    runtime error), run analyzers one by one."""
     outcome = ScanOutcome()
     if not analyzers:
         return outcome
     pending = list(analyzers)
     for attempt in range(2):
         try:
-            states, actions = _aggregate(df, pending)
-            outcome.actions += actions
-            outcome.states.update(zip(pending, states, strict=True))
+            found = _aggregate(df, pending, by)
+            outcome.actions += 1
+            outcome.add(pending, found)
             return outcome
         except Exception:
             outcome.actions += 1
@@ -115,8 +138,7 @@ def run_scan(df: DataFrame, analyzers: Sequence[ScanShareableAnalyzer]) -> ScanO
                 break  # every expression resolves: a runtime failure, so isolate one by one
     for analyzer in pending:
         try:
-            states, actions = _aggregate(df, [analyzer])
-            outcome.states[analyzer] = states[0]
+            outcome.add([analyzer], _aggregate(df, [analyzer], by))
         except Exception as exc:
             outcome.errors[analyzer] = f"{analyzer!r}: {describe_failure(exc)}"
         outcome.actions += 1

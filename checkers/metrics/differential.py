@@ -3,10 +3,10 @@ chosen set of partitions (a "view"), without re-reading data."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from checkers.metrics import _grouping
-from checkers.metrics._analyzer import Analyzer, FrequencyAnalyzer
+from checkers.metrics._analyzer import Analyzer, FrequencyAnalyzer, State
 from checkers.metrics._metric import Metric
 from checkers.metrics.frequencies import FrequencyState
 from checkers.metrics.runner import AnalysisResult
@@ -35,20 +35,30 @@ def metrics_for_view(
         )
     states, missing = load_states(store, unique, dataset=dataset, partitions=chosen)
     metrics: dict[Analyzer, Metric] = {a: Metric(a, error=why) for a, why in missing.items()}
-    frequency = [a for a in unique if isinstance(a, FrequencyAnalyzer) and a in states]
-    for analyzer in unique:
-        if analyzer in states and not isinstance(analyzer, FrequencyAnalyzer):
-            metrics[analyzer] = analyzer.metric_from_state(states[analyzer])
-    actions = 0
-    if frequency:
-        sets = _grouping.plan_sets(frequency)
-        layout = _grouping.shared_layout(sets)
-        per_set = {s: states[s.analyzers[0]] for s in sets}
-        table = _grouping.table_from_states(per_set, layout)  # type: ignore[arg-type]
-        found, actions = _grouping.frequency_metrics(table, sets, layout)
-        metrics.update(found)
+    found, actions = metrics_from_states([a for a in unique if a in states], states)
+    metrics.update(found)
     return AnalysisResult(
         {a: metrics[a] for a in unique},
         {a: s for a, s in states.items() if not isinstance(s, FrequencyState)},
         actions,
     )
+
+
+def metrics_from_states(
+    analyzers: Sequence[Analyzer], states: Mapping[Analyzer, State]
+) -> tuple[dict[Analyzer, Metric], int]:
+    """Each analyzer's metric from its (merged) state, and the Spark actions that took: none for
+    scan-shareable and sketch states, one aggregation over the frequency tables otherwise."""
+    metrics: dict[Analyzer, Metric] = {
+        a: a.metric_from_state(states[a]) for a in analyzers if not isinstance(a, FrequencyAnalyzer)
+    }
+    frequency = [a for a in analyzers if isinstance(a, FrequencyAnalyzer)]
+    if not frequency:
+        return metrics, 0
+    sets = _grouping.plan_sets(frequency)
+    layout = _grouping.shared_layout(sets)
+    per_set = {s: states[s.analyzers[0]] for s in sets}
+    table = _grouping.table_from_states(per_set, layout)  # type: ignore[arg-type]
+    found, actions = _grouping.frequency_metrics(table, sets, layout)
+    metrics.update(found)
+    return metrics, actions

@@ -186,6 +186,25 @@ def _filter_error(df: DataFrame, where: str) -> str | None:
     return None
 
 
+def frequency_tables(
+    df: DataFrame,
+    sets: Sequence[_grouping.GroupingSet],
+    layout: _grouping.Layout,
+    location: str | None,
+    stack_size: int | None,
+) -> tuple[DataFrame, dict[_grouping.GroupingSet, FrequencyState], int]:
+    """The unified frequency table of `sets` (written to `location` as Parquet when given, one
+    Spark job) and each set's state."""
+    table = _grouping.frequency_table(df, sets, layout, stack_size=stack_size)
+    actions = 0
+    if location is not None:
+        schema = table.schema.json()
+        table.write.mode("overwrite").partitionBy(_grouping.SET_ID).parquet(location)
+        actions += 1
+        table = read_parquet(location, schema)
+    return table, _grouping.set_states(table, location, sets, layout), actions
+
+
 def _grouping_pass(
     df: DataFrame,
     analyzers: list[FrequencyAnalyzer],
@@ -195,14 +214,7 @@ def _grouping_pass(
 ) -> tuple[dict[Analyzer, Metric], dict[Analyzer, State], int]:
     sets = _grouping.plan_sets(analyzers)
     layout = _grouping.run_layout(df.schema, sets)
-    actions = 0
-    table = _grouping.frequency_table(df, sets, layout, stack_size=stack_size)
-    if location is not None:
-        schema = table.schema.json()
-        table.write.mode("overwrite").partitionBy(_grouping.SET_ID).parquet(location)
-        actions += 1
-        table = read_parquet(location, schema)
-    per_set = _grouping.set_states(table, location, sets, layout)
+    table, per_set, actions = frequency_tables(df, sets, layout, location, stack_size)
     earlier = {
         s: state
         for s in sets

@@ -31,6 +31,7 @@ def _outcome(day: int, flights: int, failing: int) -> CheckOutcome:
         unexcused=failing,
         description=HOSTILE,
         metrics={"failing": failing, "rows": flights},
+        reading={"rows_read": flights // 8, "partitions_read": 1, "partitions": day + 1},
         failing_keys=(HOSTILE,) if failing else (),
         started_at=T0 + dt.timedelta(days=day),
     )
@@ -56,7 +57,8 @@ def test_report_is_self_contained_and_escaped(report):
     page = report.read_text()
     assert "<script" not in page and "http://" not in page.replace("http://www.w3.org", "")
     assert "&lt;script&gt;" in page and HOSTILE not in page
-    assert page.count("<svg") == 3  # failing share, failing, rows
+    assert page.count("<svg") == 4  # failing share, rows read, failing, rows
+    assert "<td>121 (1 of 8 partitions)</td>" in page  # the latest run read one new day
 
 
 def test_report_renders_in_headless_chromium(report, tmp_path):

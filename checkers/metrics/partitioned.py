@@ -1,0 +1,113 @@
+"""States per partition in one engine run: the scan-shareable analyzers aggregate once, grouped by
+a partition column, so a run over k new partitions reads each of their rows once; frequency
+tables are built per partition (each is its own stored table). States can then be stored per
+partition and merged with those of partitions read earlier (the differential model)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from checkers.metrics import _grouping
+from checkers.metrics._analyzer import Analyzer, FrequencyAnalyzer, ScanShareableAnalyzer, State
+from checkers.metrics._scan import run_scan
+from checkers.metrics.runner import (
+    SketchPlan,
+    _reads_columnar_files,
+    _run_grouping,
+    _scan_passes,
+    frequency_tables,
+)
+from checkers.metrics.state_stores import StateStore
+
+
+@dataclass
+class PartitionedAnalysis:
+    """Each partition's states (every requested partition present, zero states when it has no
+    rows), the analyzers that could not be computed and why, and the Spark actions taken."""
+
+    states: dict[str, dict[Analyzer, State]]
+    errors: dict[Analyzer, str] = field(default_factory=dict)
+    spark_actions: int = 0
+
+
+def analyze_partitions(
+    df: DataFrame,
+    analyzers: Sequence[Analyzer],
+    partitions: Sequence[str],
+    *,
+    column: str,
+    state_store: StateStore | None = None,
+    dataset: str | None = None,
+    sketch_plan: SketchPlan = SketchPlan.AUTO,
+) -> PartitionedAnalysis:
+    """States of `analyzers` for each of `partitions`, whose rows are those of `df` where the
+    string `column` equals the partition. With `state_store` and `dataset`, frequency tables are
+    written where the store keeps that partition's states (the caller saves the states)."""
+    if state_store is not None and dataset is None:
+        raise ValueError("storing frequency tables needs dataset=")
+    unique = list(dict.fromkeys(analyzers))
+    result = PartitionedAnalysis({p: {} for p in partitions})
+    schema = df.schema
+    runnable = []
+    for analyzer in unique:
+        problem = analyzer.schema_error(schema)
+        if problem is None:
+            runnable.append(analyzer)
+        else:
+            result.errors[analyzer] = problem
+    columnar = _reads_columnar_files(df)
+    scan = [a for a in runnable if isinstance(a, ScanShareableAnalyzer)]
+    for group in _scan_passes(scan, sketch_plan, columnar):
+        outcome = run_scan(df, group, by=column)
+        result.spark_actions += outcome.actions
+        result.errors.update(dict(outcome.errors.items()))
+        for partition, found in result.states.items():
+            states = outcome.grouped.get(partition, {})
+            for analyzer in group:
+                if analyzer not in outcome.errors:
+                    found[analyzer] = (
+                        states[analyzer] if analyzer in states else analyzer.zero_state()
+                    )
+    frequency = [a for a in runnable if isinstance(a, FrequencyAnalyzer)]
+    if frequency:
+        _frequency_states(df, frequency, result, column, state_store, dataset, columnar)
+    return result
+
+
+def _frequency_states(
+    df: DataFrame,
+    analyzers: list[FrequencyAnalyzer],
+    result: PartitionedAnalysis,
+    column: str,
+    store: StateStore | None,
+    dataset: str | None,
+    columnar: bool,
+) -> None:
+    """Each partition's frequency tables (one job per partition when stored). Their metrics
+    are left to the merge; a query that fails is retried through the runner, which tells the
+    analyzers with bad filters apart."""
+    sets = _grouping.plan_sets(analyzers)
+    layout = _grouping.run_layout(df.schema, sets)
+    stack = _grouping.COLUMNAR_STACK if columnar else None
+    for partition, found in result.states.items():
+        rows = df if len(result.states) == 1 else df.where(F.col(column) == F.lit(partition))
+        location = store.frequency_location(dataset, partition) if store and dataset else None
+        try:
+            _, per_set, actions = frequency_tables(rows, sets, layout, location, stack)
+        except Exception:
+            metrics, states, actions = _run_grouping(rows, analyzers, {}, location, columnar)
+            result.spark_actions += actions + 1
+            for analyzer in analyzers:
+                if analyzer in states:
+                    found[analyzer] = states[analyzer]
+                else:
+                    result.errors[analyzer] = metrics[analyzer].error or "not computed"
+            continue
+        result.spark_actions += actions
+        for s in sets:
+            for analyzer in s.analyzers:
+                found[analyzer] = per_set[s]

@@ -1,0 +1,406 @@
+"""Evaluating incremental checks: list the source's partitions, read only those that are new or
+whose fingerprint changed (or all, when the check's definition changed), store their states,
+forget deleted ones, and judge the merge of every in-scope partition's states."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
+
+from checkers._checker import (
+    CONFIGURATION_ERROR,
+    Checker,
+    CheckerPlan,
+    CheckerResult,
+    FullScanChecker,
+)
+from checkers.deadlines import within
+from checkers.metric_checker import MetricChecker
+from checkers.metrics import Analyzer, CountWhere, Metric, Size
+from checkers.metrics._analyzer import FrequencyAnalyzer, ScanShareableAnalyzer, State
+from checkers.metrics._scan import describe_failure
+from checkers.metrics.differential import metrics_from_states
+from checkers.metrics.frequencies import FrequencyState
+from checkers.metrics.partitioned import analyze_partitions
+from checkers.parsers import PARTITION_COLUMN, Parser, Partition, PartitionColumn, SourceError
+from checkers.tolerances import Tolerance
+from checks.base import QualityCheck
+from checks.incremental import partition_order
+from checks.partition_store import Known, PartitionStore
+
+
+@dataclass(frozen=True)
+class ChangedPartitions(Parser):
+    """The new and changed partitions of `base`, loaded like any source (deadline, sharing)."""
+
+    base: Parser
+    chosen: tuple[Partition, ...]
+    deadline_s: float | None = None
+    #: The source's schema as stored by an earlier run: with no partition to read, the data is
+    #: an empty frame of that schema, built without touching the source.
+    data_schema: str | None = None
+
+    def read(self, spark: SparkSession) -> DataFrame:
+        if not self.chosen and self.data_schema:
+            return empty_frame(spark, self.data_schema)
+        return self.base.read_partitions(spark, list(self.chosen))
+
+    def load(self, spark: SparkSession) -> DataFrame:
+        try:
+            return self.read(spark)  # read_partitions keeps the promised schema itself
+        except SourceError:
+            raise
+        except Exception as exc:
+            raise SourceError(f"cannot read {self.describe()}: {describe_failure(exc)}") from exc
+
+    def describe(self) -> str:
+        return f"{self.base.describe()} ({len(self.chosen)} new or changed partitions)"
+
+
+@dataclass
+class PartitionPlan:
+    """One incremental check's partitions in this run."""
+
+    check: type[QualityCheck]
+    base: Parser
+    scope: list[Partition]
+    changed: list[Partition]
+    stored: dict[str, dict[Analyzer, State]]
+    dropped: list[str]
+    definition: str
+    columns: tuple[str, ...]
+    data_schema: str | None = None
+    reader: ChangedPartitions = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.reader = ChangedPartitions(
+            self.base, tuple(self.changed), self.base.deadline_s, self.data_schema
+        )
+
+
+def empty_frame(spark: SparkSession, data_schema: str) -> DataFrame:
+    return spark.createDataFrame([], StructType.fromJson(json.loads(data_schema)))
+
+
+def partition_columns(parser: Parser, found: Sequence[Partition]) -> tuple[str, ...]:
+    """The data columns that tell partitions apart."""
+    if isinstance(parser.partitioning, PartitionColumn):
+        return (parser.partitioning.column,)
+    names: dict[str, None] = {}
+    for partition in found:
+        for segment in partition.key.split("/"):
+            names.setdefault(segment.partition("=")[0])
+    return tuple(names)
+
+
+def stable_checker(checker: Checker, check: type[QualityCheck]) -> Checker:
+    """Name the checker's counted conditions after the check: stored states keep their keys
+    from run to run (and stay apart from other checks' in a shared pass)."""
+    if hasattr(checker, "name"):
+        checker.name = check.name  # type: ignore[attr-defined]
+    return checker
+
+
+def definition_digest(check: type[QualityCheck], parser: Parser, plan: CheckerPlan) -> str:
+    """Changes whenever stored states may no longer mean the same: the check's module source,
+    its parser, and what each analyzer computes (a counted condition's expression too)."""
+    parts = [repr(parser), check.name]
+    module = sys.modules.get(check.__module__)
+    try:
+        parts.append(inspect.getsource(module) if module else check.__qualname__)
+    except (OSError, TypeError):
+        parts.append(check.__qualname__)
+    for analyzer in plan.analyzers:
+        parts.append(repr(analyzer))
+        if isinstance(analyzer, CountWhere):
+            parts.append(str(analyzer.condition))
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def incremental_problem(checker: object, columns: Sequence[str]) -> str | None:
+    if not isinstance(checker, Checker):
+        return None  # reported as a configuration error by the plan
+    return checker.incremental_problem(tuple(columns))
+
+
+def prepare(
+    check: type[QualityCheck],
+    instance: QualityCheck,
+    sources: Mapping[str, Parser],
+    spark: SparkSession,
+    store: PartitionStore | None,
+    *,
+    deadline_s: float,
+) -> PartitionPlan | str:
+    """What this run reads for `check`, or why it cannot run (an error message). Without a
+    store, every partition in scope is read (a recomputation from scratch)."""
+    assert check.incremental is not None
+    if list(sources) != ["data"]:
+        return f"{CONFIGURATION_ERROR}an incremental check reads one source, not {sorted(sources)}"
+    parser = sources["data"]
+    if parser.partitioning is None:
+        return (
+            f"{CONFIGURATION_ERROR}an incremental check needs a partitioned source: give "
+            f"{type(parser).__name__} partitioning=HivePartitions(...) or PartitionColumn(...)"
+        )
+    try:
+        with within(parser.deadline_s or deadline_s):
+            found = parser.partitions(spark)
+    except SourceError as exc:
+        return str(exc)
+    except Exception as exc:
+        return f"cannot list the partitions of {parser.describe()}: {describe_failure(exc)}"
+    try:
+        scope = check.incremental.in_scope(found, instance.now)
+    except ValueError as exc:
+        return f"{CONFIGURATION_ERROR}{exc}"
+    columns = partition_columns(parser, found)
+    if store is None:
+        return PartitionPlan(check, parser, scope, list(scope), {}, [], "", columns)
+    known = store.known(check.name)
+    data_schema = _latest_schema(known.values())
+    try:
+        data = (
+            empty_frame(spark, data_schema)
+            if data_schema
+            else parser.read_partitions(spark, scope[:1])
+        )
+    except SourceError as exc:
+        return str(exc)
+    except Exception as exc:
+        return f"cannot read {parser.describe()}: {describe_failure(exc)}"
+    probe = plan_for(check, instance, data, columns)
+    if isinstance(probe, str):
+        return probe
+    definition = definition_digest(check, parser, probe)
+    unchanged = [
+        p.key
+        for p in scope
+        if (k := known.get(p.key)) and k.fingerprint == p.fingerprint and k.definition == definition
+    ]
+    stored = store.load(check.name, unchanged, probe.analyzers)
+    stored = {k: s for k, s in stored.items() if all(a in s for a in probe.analyzers)}
+    changed = [p for p in scope if p.key not in stored]
+    in_scope = {p.key for p in scope}
+    dropped = [k for k in known if k not in in_scope]
+    return PartitionPlan(
+        check, parser, scope, changed, stored, dropped, definition, columns, data_schema
+    )
+
+
+def _latest_schema(known: Iterable[Known]) -> str | None:
+    dated = [k for k in known if k.data_schema and k.updated_at is not None]
+    latest = max(dated, key=lambda k: k.updated_at, default=None)  # type: ignore[arg-type,return-value]
+    return latest.data_schema if latest else None
+
+
+def plan_for(
+    check: type[QualityCheck], instance: QualityCheck, frame: DataFrame, columns: Sequence[str]
+) -> CheckerPlan | str:
+    """The checker's plan over `frame`, or why the check cannot run incrementally."""
+    try:
+        checker = instance.checker(frame)  # type: ignore[arg-type]
+    except Exception as exc:
+        return f"building the checker failed: {type(exc).__name__}: {exc}"
+    if problem := incremental_problem(checker, columns):
+        return f"{CONFIGURATION_ERROR}{problem}"
+    if not isinstance(checker, Checker):
+        return f"{CONFIGURATION_ERROR}checker() returned {type(checker).__name__}, not a Checker"
+    checker.sample_size = check.sample_size
+    stable_checker(checker, check)
+    tolerance: Tolerance = check.tolerance
+    try:
+        plan = checker.plan(tolerance.known_broken())
+    except Exception as exc:
+        return f"{CONFIGURATION_ERROR}{exc}"
+    if PARTITION_COLUMN not in plan.frame.columns:
+        return (
+            f"{CONFIGURATION_ERROR}the checker's data lost the column {PARTITION_COLUMN}, which "
+            "tells partitions apart: keep every column (select('*', ...)) in an incremental check"
+        )
+    return plan
+
+
+@dataclass
+class PartitionWork:
+    """An incremental check ready to evaluate: its partitions and its checker's plan."""
+
+    partitions: PartitionPlan
+    plan: CheckerPlan
+    full_scan: FullScanChecker | None = None
+    data_schema: str | None = None  # of the data read, kept for runs that read nothing
+    checker: Checker | None = None
+
+
+def evaluate_partitions(
+    works: Sequence[PartitionWork], store: PartitionStore
+) -> list[CheckerResult]:
+    """Results of incremental checks, in order. Plans over the same data share one grouped pass
+    for their counts, moments and sketches; each check's frequency tables are its own."""
+    fresh: dict[int, dict[str, dict[Analyzer, State]]] = {i: {} for i in range(len(works))}
+    errors: dict[int, dict[Analyzer, str]] = {i: {} for i in range(len(works))}
+    actions = dict.fromkeys(range(len(works)), 0)
+    by_frame: dict[int, list[int]] = {}
+    for i, work in enumerate(works):
+        if work.partitions.changed:
+            by_frame.setdefault(id(work.plan.frame), []).append(i)
+    for indexes in by_frame.values():
+        _read_changed(works, indexes, store, fresh, errors, actions)
+    return [_finish(work, fresh[i], errors[i], actions[i], store) for i, work in enumerate(works)]
+
+
+def _analyzers(work: PartitionWork) -> list[Analyzer]:
+    scan = work.full_scan.plan().analyzers if work.full_scan else []
+    return list(dict.fromkeys([*work.plan.analyzers, Size(), *scan]))
+
+
+def _read_changed(
+    works: Sequence[PartitionWork],
+    indexes: list[int],
+    store: PartitionStore,
+    fresh: dict[int, dict[str, dict[Analyzer, State]]],
+    errors: dict[int, dict[Analyzer, str]],
+    actions: dict[int, int],
+) -> None:
+    frame = works[indexes[0]].plan.frame
+    keys = list(dict.fromkeys(p.key for i in indexes for p in works[i].partitions.changed))
+    shared = [
+        a for i in indexes for a in _analyzers(works[i]) if isinstance(a, ScanShareableAnalyzer)
+    ]
+    try:
+        scan = analyze_partitions(frame, shared, keys, column=PARTITION_COLUMN)
+    except Exception as exc:
+        for i in indexes:
+            errors[i] = dict.fromkeys(_analyzers(works[i]), describe_failure(exc))
+        return
+    actions[indexes[0]] += scan.spark_actions
+    for i in indexes:
+        work = works[i]
+        own = [a for a in _analyzers(work) if isinstance(a, FrequencyAnalyzer)]
+        mine = {p.key for p in work.partitions.changed}
+        fresh[i] = {
+            k: {a: s for a, s in states.items() if a in set(_analyzers(work))}
+            for k, states in scan.states.items()
+            if k in mine
+        }
+        errors[i] = {a: e for a, e in scan.errors.items() if a in set(_analyzers(work))}
+        if not own:
+            continue
+        try:
+            found = analyze_partitions(
+                work.plan.frame,
+                own,
+                sorted(mine),
+                column=PARTITION_COLUMN,
+                state_store=store.states,
+                dataset=work.partitions.check.name,
+            )
+        except Exception as exc:
+            errors[i].update(dict.fromkeys(own, describe_failure(exc)))
+            continue
+        actions[i] += found.spark_actions
+        errors[i].update(found.errors)
+        for key, states in found.states.items():
+            fresh[i].setdefault(key, {}).update(states)
+
+
+def _finish(
+    work: PartitionWork,
+    fresh: dict[str, dict[Analyzer, State]],
+    errors: dict[Analyzer, str],
+    actions: int,
+    store: PartitionStore,
+) -> CheckerResult:
+    partitions = work.partitions
+    check = partitions.check
+    if work.full_scan is not None:
+        scan = work.full_scan.plan().analyzers[0]
+        if scan in errors:
+            reason = errors[scan].partition("): ")[2] or errors[scan]
+            return CheckerResult.failed_to_run(f"{work.full_scan.source} is malformed: {reason}")
+    analyzers = list(dict.fromkeys([*work.plan.analyzers, Size()]))
+    if not errors:  # a partition is committed only when all its states were computed
+        try:
+            for partition in partitions.changed:
+                states = {a: s for a, s in fresh[partition.key].items() if a in analyzers}
+                rows = states.get(Size())
+                store.save(
+                    check.name,
+                    partition.key,
+                    states,
+                    fingerprint=partition.fingerprint,
+                    definition=partitions.definition,
+                    rows=getattr(rows, "num_matches", None),
+                    partition_ts=partition.ts,
+                    data_schema=work.data_schema,
+                )
+            store.forget(check.name, partitions.dropped)
+            _record_partitions(work, fresh, analyzers)
+        except Exception as exc:  # the states cannot be kept: say so, never judge half a dataset
+            return CheckerResult.failed_to_run(
+                f"storing the states of {check.name}'s partitions failed: {describe_failure(exc)}"
+            )
+    merged = _merge([*partitions.stored.values(), *fresh.values()], analyzers)
+    metrics: dict[Analyzer, Metric] = {a: Metric(a, error=e) for a, e in errors.items()}
+    computable = [a for a in analyzers if a not in metrics and a in merged]
+    try:
+        found, more = metrics_from_states(computable, merged)
+    except Exception as exc:
+        found, more = {a: Metric(a, error=describe_failure(exc)) for a in computable}, 1
+    metrics.update(found)
+    for analyzer in analyzers:
+        metrics.setdefault(analyzer, Metric(analyzer, error=f"{analyzer!r}: not computed"))
+    result = work.plan.finish(metrics)
+    result.spark_actions = actions + more
+    read = sum(getattr(fresh[p.key].get(Size()), "num_matches", 0) for p in partitions.changed)
+    result.reading = {
+        "rows_read": read,
+        "partitions_read": len(partitions.changed),
+        "partitions": len(partitions.scope),
+    }
+    return result
+
+
+def _record_partitions(
+    work: PartitionWork, fresh: Mapping[str, Mapping[Analyzer, State]], analyzers: list[Analyzer]
+) -> None:
+    """A metric checker with a history saves each new partition's own metrics there (Wikimedia's
+    partition_id and partition_ts), and judges per-partition anomalies on the newest one."""
+    checker = work.checker
+    history = getattr(checker, "history", None)
+    if not isinstance(checker, MetricChecker) or history is None or not history.save:
+        return
+    newest = None
+    for partition in sorted(work.partitions.changed, key=partition_order):
+        states = fresh[partition.key]
+        metrics, _ = metrics_from_states([a for a in analyzers if a in states], states)
+        history.record_partition(partition.key, partition.ts, metrics.values())
+        newest = (partition, metrics)
+    if newest is not None:
+        partition, metrics = newest
+        checker.history = history.with_partition(partition.key, partition.ts, metrics)
+
+
+def _merge(
+    per_partition: Sequence[Mapping[Analyzer, State]], analyzers: Sequence[Analyzer]
+) -> dict[Analyzer, State]:
+    merged: dict[Analyzer, State] = {}
+    for analyzer in analyzers:
+        for states in per_partition:
+            state = states.get(analyzer)
+            if state is None:
+                continue
+            merged[analyzer] = merged[analyzer].merge(state) if analyzer in merged else state
+        if analyzer not in merged:
+            if isinstance(analyzer, ScanShareableAnalyzer):
+                merged[analyzer] = analyzer.zero_state()
+            elif isinstance(analyzer, FrequencyAnalyzer):
+                merged[analyzer] = FrequencyState.zero(tuple(sorted(analyzer.columns)))
+    return merged

@@ -1,0 +1,205 @@
+"""What the project database keeps for incremental checks: per (check, partition), the analyzer
+states computed from the partition and the fingerprint of the data they came from. States are
+written before the fingerprint, so a crash in between leaves a partition that is read again."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from checkers.metrics._analyzer import Analyzer, State
+from checkers.metrics._serde import decode_state
+from checkers.metrics.state_stores import Record, _RecordStore, analyzer_key
+from checkers.storage import partition_states, partitions, utc_now
+
+
+@dataclass(frozen=True)
+class Known:
+    """What is stored for one partition of a check."""
+
+    fingerprint: str
+    definition: str
+    rows: int | None
+    partition_ts: dt.datetime | None
+    data_schema: str | None = None
+    updated_at: dt.datetime | None = None
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class CheckStateStore(_RecordStore):
+    """A StateStore over the project database: the `dataset` is the check's name. Saving a
+    partition replaces all its states (an analyzer the check no longer has leaves no record)."""
+
+    def __init__(self, engine: Engine, frequency_root: str | os.PathLike[str]) -> None:
+        super().__init__(frequency_root)
+        self.engine = engine
+
+    def _write(self, dataset: str, partition: str, records: Mapping[str, Record]) -> None:
+        now = utc_now()
+        table = partition_states
+        rows = [
+            {
+                "check_name": dataset,
+                "partition_key": partition,
+                "analyzer_digest": _digest(key),
+                "analyzer": key,
+                "format_version": str(record["format_version"]),
+                "kind": record["kind"],
+                "payload": json.dumps(record["payload"]),
+                "updated_at": now,
+            }
+            for key, record in records.items()
+        ]
+        with self.engine.begin() as connection:
+            connection.execute(
+                table.delete().where(
+                    table.c.check_name == dataset, table.c.partition_key == partition
+                )
+            )
+            if rows:
+                connection.execute(table.insert(), rows)
+
+    def _read(self, dataset: str, partition: str) -> dict[str, Record]:
+        table = partition_states
+        query = sa.select(table).where(
+            table.c.check_name == dataset, table.c.partition_key == partition
+        )
+        with self.engine.connect() as connection:
+            found = connection.execute(query).mappings().all()
+        return {row["analyzer"]: _record(dict(row)) for row in found}
+
+    def partitions(self, dataset: str) -> list[str]:
+        table = partition_states
+        query = (
+            sa.select(table.c.partition_key)
+            .where(table.c.check_name == dataset)
+            .distinct()
+            .order_by(table.c.partition_key)
+        )
+        with self.engine.connect() as connection:
+            return list(connection.execute(query).scalars())
+
+
+def _record(row: Mapping[str, Any]) -> Record:
+    version = row["format_version"]
+    return {
+        "format_version": int(version) if str(version).isdigit() else version,
+        "kind": row["kind"],
+        "payload": json.loads(row["payload"]),
+    }
+
+
+def _table_exists(record: Record) -> bool:
+    """A frequency state's Parquet table is still there (else the partition is read again)."""
+    location = record["payload"].get("location") if record["kind"] == "frequencies" else None
+    return location is None or "://" in location or os.path.isdir(location)
+
+
+class PartitionStore:
+    """The stored partitions of incremental checks: fingerprints in `dq_partitions`, states in
+    `dq_partition_states`, frequency tables under `frequency_root`."""
+
+    def __init__(self, engine: Engine, frequency_root: str | os.PathLike[str]) -> None:
+        self.engine = engine
+        self.states = CheckStateStore(engine, frequency_root)
+
+    def known(self, check: str) -> dict[str, Known]:
+        table = partitions
+        query = sa.select(table).where(table.c.check_name == check)
+        with self.engine.connect() as connection:
+            rows = connection.execute(query).mappings().all()
+        return {
+            r["partition_key"]: Known(
+                r["fingerprint"],
+                r["definition"],
+                r["rows"],
+                r["partition_ts"],
+                r["data_schema"],
+                r["updated_at"],
+            )
+            for r in rows
+        }
+
+    def load(
+        self, check: str, keys: Sequence[str], analyzers: Iterable[Analyzer]
+    ) -> dict[str, dict[Analyzer, State]]:
+        """The stored states of `analyzers` in each of `keys` (one query per 500 partitions); a
+        frequency state whose table has gone missing is left out."""
+        wanted = {analyzer_key(a): a for a in analyzers}
+        found: dict[str, dict[Analyzer, State]] = {k: {} for k in keys}
+        table = partition_states
+        with self.engine.connect() as connection:
+            for chunk in range(0, len(keys), 500):
+                query = sa.select(table).where(
+                    table.c.check_name == check,
+                    table.c.partition_key.in_(list(keys[chunk : chunk + 500])),
+                )
+                for row in connection.execute(query).mappings():
+                    analyzer = wanted.get(row["analyzer"])
+                    record = _record(dict(row))
+                    if analyzer is not None and _table_exists(record):
+                        state = decode_state(record)
+                        found[row["partition_key"]][analyzer] = state  # type: ignore[assignment]
+        return found
+
+    def save(
+        self,
+        check: str,
+        partition: str,
+        states: Mapping[Analyzer, State],
+        *,
+        fingerprint: str,
+        definition: str,
+        rows: int | None,
+        partition_ts: dt.datetime | None,
+        data_schema: str | None = None,
+    ) -> None:
+        """The partition's states, then its fingerprint (the commit point)."""
+        self.states.save(check, partition, states)
+        table = partitions
+        with self.engine.begin() as connection:
+            connection.execute(
+                table.delete().where(
+                    table.c.check_name == check, table.c.partition_key == partition
+                )
+            )
+            connection.execute(
+                table.insert().values(
+                    check_name=check,
+                    partition_key=partition,
+                    fingerprint=fingerprint,
+                    definition=definition,
+                    rows=rows,
+                    partition_ts=partition_ts,
+                    data_schema=data_schema,
+                    updated_at=utc_now(),
+                )
+            )
+
+    def forget(self, check: str, keys: Iterable[str]) -> None:
+        """Drop partitions: the fingerprint first (so a crash leaves them unknown), then the
+        states and frequency tables."""
+        keys = list(keys)
+        if not keys:
+            return
+        with self.engine.begin() as connection:
+            for table in (partitions, partition_states):
+                connection.execute(
+                    table.delete().where(
+                        table.c.check_name == check, table.c.partition_key.in_(keys)
+                    )
+                )
+        for key in keys:
+            shutil.rmtree(self.states._partition_dir(check, key), ignore_errors=True)
