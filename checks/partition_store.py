@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from checkers.metrics._analyzer import Analyzer, State
-from checkers.metrics._serde import decode_state
+from checkers.metrics._serde import StateFormatError, decode_state
 from checkers.metrics.state_stores import Record, _RecordStore, analyzer_key
 from checkers.storage import partition_states, partitions, utc_now
 
@@ -135,8 +135,9 @@ class PartitionStore:
     def load(
         self, check: str, keys: Sequence[str], analyzers: Iterable[Analyzer]
     ) -> dict[str, dict[Analyzer, State]]:
-        """The stored states of `analyzers` in each of `keys` (one query per 500 partitions); a
-        frequency state whose table has gone missing is left out."""
+        """The stored states of `analyzers` in each of `keys` (one query per 500 partitions). A
+        state of another format version, or a frequency state whose table has gone missing, is
+        left out: its partition is then read again."""
         wanted = {analyzer_key(a): a for a in analyzers}
         found: dict[str, dict[Analyzer, State]] = {k: {} for k in keys}
         table = partition_states
@@ -149,9 +150,13 @@ class PartitionStore:
                 for row in connection.execute(query).mappings():
                     analyzer = wanted.get(row["analyzer"])
                     record = _record(dict(row))
-                    if analyzer is not None and _table_exists(record):
+                    if analyzer is None or not _table_exists(record):
+                        continue
+                    try:
                         state = decode_state(record)
-                        found[row["partition_key"]][analyzer] = state  # type: ignore[assignment]
+                    except StateFormatError:  # written by another version: read it again
+                        continue
+                    found[row["partition_key"]][analyzer] = state  # type: ignore[assignment]
         return found
 
     def save(

@@ -87,7 +87,7 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     assert "<title>dq-checkers report</title>" in dom  # the hostile script never ran
     assert "Latest outcome per check" in dom and "flights_have_times" in dom
-    assert len(re.findall(r"<polyline", dom)) == 3 and "<circle" in dom
+    assert len(re.findall(r"<polyline", dom)) == 4 and "<circle" in dom  # rows read too
     assert "&lt;script&gt;document.title" in dom and '<img src="x"' not in dom
     console = [line for line in result.stderr.splitlines() if "CONSOLE" in line]
     assert console == []

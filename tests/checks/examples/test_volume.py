@@ -26,6 +26,5 @@ def test_volume_against_its_weekly_history(spark, tmp_path, monkeypatch):
         volume = 60 if day.weekday() >= 5 else 90 + back % 3
         repository.save(day_key(day), [Metric(Size(), value=float(volume))], source_table="flights")
     assert_outcome(FlightsDailyVolume, rows=flights(91), status=Status.PASSED, now=NOW)
-    halved = assert_outcome(FlightsDailyVolume, rows=flights(45), level=AlertLevel.WARNING,
-                            now=NOW)
+    halved = assert_outcome(FlightsDailyVolume, rows=flights(45), level=AlertLevel.WARNING, now=NOW)
     assert "is anomalous" in halved.sample[0]["reason"]

@@ -1,0 +1,248 @@
+"""What keeps incremental checks honest: refusals when a check cannot be incremental, scopes,
+recovery from a crash between states and fingerprint, a read-only database, PostgreSQL and
+MariaDB stores, and the drift guard (`dq run --full`) catching corrupted stored states."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+import sqlalchemy as sa
+
+from checkers import (
+    OffsetPredicateSingleDatasetChecker,
+    PredicateDoubleDatasetsChecker,
+    PredicateSingleDatasetChecker,
+)
+from checkers.outcome import Status
+from checkers.parsers import HivePartitions, ParquetParser
+from checkers.storage import migrate, partition_states
+from checks import QualityCheck
+from checks.definition import CheckDefinitionError
+from checks.evaluation import evaluate_checks
+from checks.incremental import Incremental
+from checks.partition_store import PartitionStore
+from scheduling.cli import EXIT_DRIFT, EXIT_FAILED, main
+from scheduling.drift import differences
+from tests.checks.test_incremental import DAYS, NOW, flights_by_day, write_day  # noqa: F401
+from tests.scheduling.databases import KINDS, fresh_database
+
+PARTITIONED = ParquetParser("lake", partitioning=HivePartitions(("day",)))
+
+
+def _store(url: str, tmp_path) -> PartitionStore:
+    engine = sa.create_engine(url)
+    migrate(engine)
+    return PartitionStore(engine, tmp_path / "states")
+
+
+@pytest.fixture
+def lake(tmp_path, flights_by_day):  # noqa: F811
+    root = tmp_path / "lake"
+    for day in DAYS[:3]:
+        write_day(root, day, flights_by_day[day])
+    return root
+
+
+def _delays(root, **options):
+    class Delays(QualityCheck, register=False):
+        name = "delays"
+        parser = ParquetParser(str(root), partitioning=HivePartitions(("day",)))
+        incremental = Incremental(**options)
+
+        def checker(self, flights):
+            return PredicateSingleDatasetChecker(flights, "dep_delay IS NULL OR dep_delay < 120")
+
+    return Delays
+
+
+def test_checks_that_cannot_be_incremental_are_refused_when_defined():
+    def define(body: dict) -> None:
+        type("Bad", (QualityCheck,), {"__module__": __name__, **body}, register=False)
+
+    def check_method(self, data) -> PredicateDoubleDatasetsChecker:  # the annotation says it
+        raise AssertionError("never called at definition")
+
+    cases = {
+        "one partitioned source": {"parser": {"a": PARTITIONED, "b": PARTITIONED}},
+        "needs a partitioned source": {"parser": ParquetParser("lake")},
+        "joins two datasets": {"parser": PARTITIONED, "checker": check_method},
+    }
+    for message, body in cases.items():
+        body = {"checker": lambda self, d: None, "incremental": Incremental(), **body}
+        with pytest.raises(CheckDefinitionError, match=message):
+            define(body)
+    with pytest.raises(CheckDefinitionError, match=r"write incremental = Incremental\(\)"):
+        define({"parser": PARTITIONED, "checker": lambda s, d: None, "incremental": True})
+    with pytest.raises(ValueError, match="not both"):
+        Incremental(last=3, within=dt.timedelta(days=1))
+    with pytest.raises(ValueError, match="whole number >= 1"):
+        Incremental(last=0)
+
+
+def test_checkers_that_cannot_merge_over_partitions_are_a_configuration_error(
+    spark, lake, tmp_path
+):
+    source = ParquetParser(str(lake), partitioning=HivePartitions(("day",)))
+
+    class Unaligned(QualityCheck, register=False):
+        incremental = Incremental()
+        parser = source
+
+        def checker(self, flights):
+            return OffsetPredicateSingleDatasetChecker(
+                flights,
+                "previous.dep_time <= current.dep_time",
+                order_by=["time_hour"],
+                partition_by=["tailnum"],
+            )
+
+    class Joined(QualityCheck, register=False):
+        incremental = Incremental()
+        parser = source
+
+        def checker(self, flights):  # no annotation: found when the checker is built
+            return PredicateDoubleDatasetsChecker(flights, flights, on="flight")
+
+    class Narrowed(QualityCheck, register=False):
+        incremental = Incremental()
+        parser = source
+
+        def checker(self, flights):
+            return PredicateSingleDatasetChecker(flights.select("dep_delay"), "dep_delay < 1")
+
+    store = _store(f"sqlite:///{tmp_path / 'dq.db'}", tmp_path)
+    outcomes = evaluate_checks(
+        [Unaligned, Joined, Narrowed], spark=spark, now=NOW, partitions=store
+    )
+    assert [o.status for o in outcomes] == [Status.ERROR] * 3
+    assert "partition_by to include the partition columns ['day']" in outcomes[0].error
+    assert "joins two datasets" in outcomes[1].error
+    assert "__dq_partition" in outcomes[2].error
+    assert all(o.error.startswith("configuration error: ") for o in outcomes)
+    assert store.known("unaligned") == {}  # nothing stored for a check that cannot run
+
+
+def test_scopes_last_and_within(spark, lake, tmp_path, flights_by_day):  # noqa: F811
+    store = _store(f"sqlite:///{tmp_path / 'dq.db'}", tmp_path)
+    last_two = _delays(lake, last=2)
+    outcome = evaluate_checks([last_two], spark=spark, now=NOW, partitions=store)[0]
+    assert outcome.total == sum(len(flights_by_day[d]) for d in DAYS[1:3])
+    write_day(lake, DAYS[3], flights_by_day[DAYS[3]])
+    outcome = evaluate_checks([last_two], spark=spark, now=NOW, partitions=store)[0]
+    assert outcome.total == sum(len(flights_by_day[d]) for d in DAYS[2:4])
+    assert outcome.reading == {
+        "rows_read": len(flights_by_day[DAYS[3]]),
+        "partitions_read": 1,
+        "partitions": 2,
+    }
+    assert set(store.known("delays")) == {"day=2013-01-03", "day=2013-01-04"}  # left scope: gone
+
+    within = _delays(lake, within=dt.timedelta(days=2))
+    at = dt.datetime(2013, 1, 4, 6, tzinfo=dt.UTC)  # day 4 is after the run: not yet in scope
+    outcome = evaluate_checks([within], spark=spark, now=at, partitions=store)[0]
+    assert outcome.total == sum(len(flights_by_day[d]) for d in DAYS[2:4])
+    assert outcome.reading["partitions"] == 2
+
+
+def test_states_without_a_fingerprint_or_with_a_lost_table_are_computed_again(
+    spark, lake, tmp_path
+):
+    from checkers.metric_checker import MetricChecker
+    from checkers.metrics import Uniqueness
+    from checkers.metrics.constraints import MetricConstraint
+
+    class Unique(QualityCheck, register=False):
+        name = "unique_flights"
+        parser = ParquetParser(str(lake), partitioning=HivePartitions(("day",)))
+        incremental = Incremental()
+
+        def checker(self, flights):
+            rule = MetricConstraint(Uniqueness(("carrier", "flight")), lambda v: v > 0.9)
+            return MetricChecker(flights, [rule])
+
+    store = _store(f"sqlite:///{tmp_path / 'dq.db'}", tmp_path)
+    first = evaluate_checks([Unique], spark=spark, now=NOW, partitions=store)[0]
+    # A crash after the states and before the fingerprint: the partition is unknown again.
+    with store.engine.begin() as connection:
+        connection.exec_driver_sql(
+            "DELETE FROM dq_partitions WHERE partition_key = 'day=2013-01-02'"
+        )
+    # A frequency table lost on disk (a wiped state directory).
+    known = store.load("unique_flights", ["day=2013-01-03"], [Uniqueness(("carrier", "flight"))])
+    table = next(iter(known["day=2013-01-03"].values())).location
+    import shutil
+
+    shutil.rmtree(table)
+    again = evaluate_checks([Unique], spark=spark, now=NOW, partitions=store)[0]
+    assert again.reading["partitions_read"] == 2
+    assert differences(first, again) == []
+    scratch = evaluate_checks([Unique], spark=spark, now=NOW, full=True)[0]
+    assert differences(again, scratch) == []
+
+
+def test_a_read_only_database_gives_an_error_and_commits_nothing(spark, lake, tmp_path):
+    url = f"sqlite:///{tmp_path / 'dq.db'}"
+    _store(url, tmp_path)  # the schema exists
+    read_only = sa.create_engine(f"sqlite:///file:{tmp_path / 'dq.db'}?mode=ro&uri=true")
+    check = _delays(lake)
+    store = PartitionStore(read_only, tmp_path / "states")
+    outcome = evaluate_checks([check], spark=spark, now=NOW, partitions=store)[0]
+    assert outcome.status is Status.ERROR
+    assert "storing the states of delays's partitions failed" in outcome.error
+    assert "readonly" in outcome.error.replace("-", "")
+    writable = _store(url, tmp_path)
+    outcome = evaluate_checks([check], spark=spark, now=NOW, partitions=writable)[0]
+    assert outcome.error is None and outcome.reading["partitions_read"] == 3
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_store_on_every_project_database(spark, lake, tmp_path, flights_by_day, kind):  # noqa: F811
+    check = _delays(lake)
+    with fresh_database(kind, tmp_path) as url:
+        store = _store(url, tmp_path)
+        evaluate_checks([check], spark=spark, now=NOW, partitions=store)
+        write_day(lake, DAYS[3], flights_by_day[DAYS[3]])
+        outcome = evaluate_checks([check], spark=spark, now=NOW, partitions=store)[0]
+        assert outcome.reading["partitions_read"] == 1
+        scratch = evaluate_checks([check], spark=spark, now=NOW, full=True)[0]
+        assert differences(outcome, scratch) == []
+        assert len(store.known("delays")) == 4
+        store.engine.dispose()
+
+
+def test_dq_run_full_reports_drift_and_the_next_run_heals(
+    spark, lake, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setenv("DQ_INC_LAKE", str(lake))
+    monkeypatch.setenv("DQ_CHECKS", "tests.checks.incremental_fixture_checks")
+    monkeypatch.setenv("DQ_DATABASE_URL", f"sqlite:///{tmp_path / 'dq.db'}")
+    monkeypatch.setenv("DQ_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("DQ_CONFIG", str(tmp_path / "none.toml"))
+    assert main(["run", "inc_delays", "--full", "--at", "2013-02-01T00:00:00"]) == EXIT_FAILED
+    assert "inc_delays: no drift (incremental = from scratch over 3 partitions" in (
+        capsys.readouterr().out
+    )
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'dq.db'}")
+    with engine.begin() as connection:  # a stored count that no longer matches the data
+        rows = connection.execute(sa.select(partition_states)).mappings().all()
+        failing = next(r for r in rows if r["analyzer"].endswith(":failing')"))
+        payload = json.loads(failing["payload"])
+        payload["num_matches"] += 7
+        connection.execute(
+            partition_states.update()
+            .where(partition_states.c.analyzer_digest == failing["analyzer_digest"])
+            .where(partition_states.c.partition_key == failing["partition_key"])
+            .values(payload=json.dumps(payload))
+        )
+    assert main(["run", "inc_delays", "--full", "--at", "2013-02-01T01:00:00"]) == EXIT_DRIFT
+    out = capsys.readouterr().out
+    assert "inc_delays: DRIFT" in out and "failing: incremental" in out
+    assert "its stored partitions are forgotten" in out
+    assert main(["run", "inc_delays", "--full", "--at", "2013-02-01T02:00:00"]) == EXIT_FAILED
+    out = capsys.readouterr().out
+    assert "inc_delays: no drift" in out
+    with engine.connect() as connection:  # read again from the data, stored again
+        assert connection.exec_driver_sql("SELECT count(*) FROM dq_partitions").scalar() == 3
+    engine.dispose()
