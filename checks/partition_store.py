@@ -9,8 +9,10 @@ import hashlib
 import json
 import os
 import shutil
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -38,6 +40,10 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+#: Seconds an unreferenced frequency table is kept (see CheckStateStore._prune).
+TABLE_GRACE_S = 6 * 3600
+
+
 class CheckStateStore(_RecordStore):
     """A StateStore over the project database: the `dataset` is the check's name. Saving a
     partition replaces all its states (an analyzer the check no longer has leaves no record)."""
@@ -62,14 +68,29 @@ class CheckStateStore(_RecordStore):
             }
             for key, record in records.items()
         ]
+        where = (table.c.check_name == dataset, table.c.partition_key == partition)
         with self.engine.begin() as connection:
-            connection.execute(
-                table.delete().where(
-                    table.c.check_name == dataset, table.c.partition_key == partition
-                )
-            )
+            connection.execute(table.delete().where(*where))
             if rows:
                 connection.execute(table.insert(), rows)
+
+    def _prune(self, dataset: str, partition: str) -> None:
+        """Delete the partition's frequency tables that no stored state names and that are
+        older than TABLE_GRACE_S: a younger one may be a concurrent run's, written but not yet
+        saved, or replaced while that run still merges it."""
+        directory = self._partition_dir(dataset, partition)
+        if not directory.is_dir():
+            return
+        used = {
+            Path(location).name
+            for r in self._read(dataset, partition).values()
+            if (location := _location(r["kind"], r["payload"]))
+        }
+        oldest = time.time() - TABLE_GRACE_S
+        for child in directory.iterdir():
+            stale = child.name not in used and child.stat().st_mtime < oldest
+            if child.name.startswith("freq-") and stale:
+                shutil.rmtree(child, ignore_errors=True)
 
     def _read(self, dataset: str, partition: str) -> dict[str, Record]:
         table = partition_states
@@ -101,9 +122,15 @@ def _record(row: Mapping[str, Any]) -> Record:
     }
 
 
+def _location(kind: str, payload: Mapping[str, Any]) -> str | None:
+    """Where a frequency state's Parquet table lives (None for other states)."""
+    location = payload.get("location") if kind == "frequencies" else None
+    return str(location) if location else None
+
+
 def _table_exists(record: Record) -> bool:
     """A frequency state's Parquet table is still there (else the partition is read again)."""
-    location = record["payload"].get("location") if record["kind"] == "frequencies" else None
+    location = _location(record["kind"], record["payload"])
     return location is None or "://" in location or os.path.isdir(location)
 
 

@@ -246,3 +246,114 @@ def test_dq_run_full_reports_drift_and_the_next_run_heals(
     with engine.connect() as connection:  # read again from the data, stored again
         assert connection.exec_driver_sql("SELECT count(*) FROM dq_partitions").scalar() == 3
     engine.dispose()
+
+
+def _unique_check(root):
+    from checkers.metric_checker import MetricChecker
+    from checkers.metrics import Uniqueness
+    from checkers.metrics.constraints import MetricConstraint
+
+    class UniqueFlights(QualityCheck, register=False):
+        name = "unique_flights"
+        parser = ParquetParser(str(root), partitioning=HivePartitions(("day",)))
+        incremental = Incremental()
+
+        def checker(self, flights):
+            rule = MetricConstraint(Uniqueness(("carrier", "flight")), lambda v: v > 0.9)
+            return MetricChecker(flights, [rule])
+
+    return UniqueFlights
+
+
+def test_two_runs_at_once_both_finish_and_leave_a_consistent_store(spark, lake, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    store = _store(f"sqlite:///{tmp_path / 'dq.db'}?timeout=30", tmp_path)
+    check = _unique_check(lake)
+
+    def run(_: int):
+        return evaluate_checks([check], spark=spark, now=NOW, partitions=store)[0]
+
+    with ThreadPoolExecutor(2) as pool:
+        both = list(pool.map(run, range(2)))
+    assert [o.error for o in both] == [None, None]
+    assert differences(both[0], both[1]) == []
+    after = run(0)
+    assert after.reading["partitions_read"] == 0  # the store is whole: nothing to read again
+    scratch = evaluate_checks([check], spark=spark, now=NOW, full=True)[0]
+    assert differences(after, scratch) == []
+
+
+def test_unreferenced_frequency_tables_are_deleted_only_once_old(spark, lake, tmp_path):
+    import os
+
+    from checks.partition_store import TABLE_GRACE_S
+
+    store = _store(f"sqlite:///{tmp_path / 'dq.db'}", tmp_path)
+    check = _unique_check(lake)
+    evaluate_checks([check], spark=spark, now=NOW, partitions=store)
+    directory = store.states._partition_dir("unique_flights", "day=2013-01-01")
+    (used,) = [p.name for p in directory.iterdir()]
+    young, old = directory / "freq-young", directory / "freq-old"
+    for orphan in (young, old):  # what a crashed or concurrent run leaves behind
+        orphan.mkdir()
+    stamp = os.stat(old).st_mtime - TABLE_GRACE_S - 60
+    os.utime(old, (stamp, stamp))
+    store.forget("unique_flights", [])  # nothing
+    with store.engine.begin() as connection:  # the next run must read day 1 again
+        connection.exec_driver_sql(
+            "DELETE FROM dq_partitions WHERE partition_key = 'day=2013-01-01'"
+        )
+    evaluate_checks([check], spark=spark, now=NOW, partitions=store)
+    names = {p.name for p in directory.iterdir()}
+    assert "freq-young" in names and "freq-old" not in names
+    assert used in names or len(names) == 2  # the replaced table is young: kept for now
+
+
+def test_a_metric_checker_with_history_saves_each_new_partition(
+    spark,
+    lake,
+    tmp_path,
+    flights_by_day,  # noqa: F811
+):
+    from checkers.metric_checker import MetricChecker
+    from checkers.metrics import (
+        Check,
+        CheckLevel,
+        MetricsRepository,
+        RelativeRateOfChange,
+        ResultKey,
+        Size,
+    )
+    from checkers.metrics.metric_history import MetricHistory
+
+    repository = MetricsRepository(f"sqlite:///{tmp_path / 'metrics.db'}")
+
+    class Volume(QualityCheck, register=False):
+        name = "daily_volume"
+        parser = ParquetParser(str(lake), partitioning=HivePartitions(("day",)))
+        incremental = Incremental()
+
+        def checker(self, flights):
+            history = MetricHistory(repository, ResultKey(self.now), "flights")
+            rule = Check(CheckLevel.ERROR, "volume").has_no_anomalies(
+                Size(),
+                RelativeRateOfChange(max_decrease=0.5),
+                per_partition=True,
+            )
+            return MetricChecker(flights, [rule], history=history)
+
+    store = _store(f"sqlite:///{tmp_path / 'dq.db'}", tmp_path)
+    evaluate_checks([Volume], spark=spark, now=NOW, partitions=store)
+    rows = repository.query(per_partition=True, names=["Size"])
+    assert {r.partition_id: r.value for r in rows} == {
+        f"day={d.isoformat()}": float(len(flights_by_day[d])) for d in DAYS[:3]
+    }
+    whole = repository.query(per_partition=False, names=["Size"])
+    assert [r.value for r in whole] == [float(sum(len(flights_by_day[d]) for d in DAYS[:3]))]
+    write_day(lake, DAYS[3], flights_by_day[DAYS[3]].head(40))  # a day with very few flights
+    outcome = evaluate_checks(
+        [Volume], spark=spark, now=NOW + dt.timedelta(days=1), partitions=store
+    )[0]
+    assert outcome.status is Status.FAILED
+    assert "day=2013-01-04" in outcome.sample[0]["reason"]
