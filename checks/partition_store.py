@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 import os
 import shutil
 import time
@@ -20,7 +19,13 @@ from sqlalchemy.engine import Engine
 
 from checkers.metrics._analyzer import Analyzer, State
 from checkers.metrics._serde import StateFormatError, decode_state
-from checkers.metrics.state_stores import Record, _RecordStore, analyzer_key
+from checkers.metrics.state_stores import (
+    Record,
+    _RecordStore,
+    analyzer_key,
+    record_from_row,
+    state_row,
+)
 from checkers.storage import partition_states, partitions, utc_now
 
 
@@ -60,11 +65,7 @@ class CheckStateStore(_RecordStore):
                 "check_name": dataset,
                 "partition_key": partition,
                 "analyzer_digest": _digest(key),
-                "analyzer": key,
-                "format_version": str(record["format_version"]),
-                "kind": record["kind"],
-                "payload": json.dumps(record["payload"]),
-                "updated_at": now,
+                **state_row(key, record, now),
             }
             for key, record in records.items()
         ]
@@ -99,7 +100,7 @@ class CheckStateStore(_RecordStore):
         )
         with self.engine.connect() as connection:
             found = connection.execute(query).mappings().all()
-        return {row["analyzer"]: _record(dict(row)) for row in found}
+        return {row["analyzer"]: record_from_row(dict(row)) for row in found}
 
     def partitions(self, dataset: str) -> list[str]:
         table = partition_states
@@ -111,15 +112,6 @@ class CheckStateStore(_RecordStore):
         )
         with self.engine.connect() as connection:
             return list(connection.execute(query).scalars())
-
-
-def _record(row: Mapping[str, Any]) -> Record:
-    version = row["format_version"]
-    return {
-        "format_version": int(version) if str(version).isdigit() else version,
-        "kind": row["kind"],
-        "payload": json.loads(row["payload"]),
-    }
 
 
 def _location(kind: str, payload: Mapping[str, Any]) -> str | None:
@@ -176,7 +168,7 @@ class PartitionStore:
                 )
                 for row in connection.execute(query).mappings():
                     analyzer = wanted.get(row["analyzer"])
-                    record = _record(dict(row))
+                    record = record_from_row(dict(row))
                     if analyzer is None or not _table_exists(record):
                         continue
                     try:

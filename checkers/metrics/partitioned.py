@@ -20,6 +20,7 @@ from checkers.metrics.runner import (
     _run_grouping,
     _scan_passes,
     frequency_tables,
+    split_by_schema,
 )
 from checkers.metrics.state_stores import StateStore
 
@@ -49,16 +50,8 @@ def analyze_partitions(
     written where the store keeps that partition's states (the caller saves the states)."""
     if state_store is not None and dataset is None:
         raise ValueError("storing frequency tables needs dataset=")
-    unique = list(dict.fromkeys(analyzers))
-    result = PartitionedAnalysis({p: {} for p in partitions})
-    schema = df.schema
-    runnable = []
-    for analyzer in unique:
-        problem = analyzer.schema_error(schema)
-        if problem is None:
-            runnable.append(analyzer)
-        else:
-            result.errors[analyzer] = problem
+    runnable, problems = split_by_schema(list(dict.fromkeys(analyzers)), df.schema)
+    result = PartitionedAnalysis({p: {} for p in partitions}, problems)
     columnar = _reads_columnar_files(df)
     scan = [a for a in runnable if isinstance(a, ScanShareableAnalyzer)]
     for group in _scan_passes(scan, sketch_plan, columnar):

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from checkers.metrics import _grouping
 from checkers.metrics._analyzer import Analyzer, FrequencyAnalyzer, ScanShareableAnalyzer, State
@@ -61,6 +62,20 @@ def _unique(analyzers: Iterable[Analyzer]) -> list[Analyzer]:
     return list(dict.fromkeys(analyzers))
 
 
+def split_by_schema(
+    analyzers: Sequence[Analyzer], schema: StructType
+) -> tuple[list[Analyzer], dict[Analyzer, str]]:
+    """The analyzers that can run on `schema`, and why each other one cannot (no Spark job)."""
+    runnable, problems = [], {}
+    for analyzer in analyzers:
+        problem = analyzer.schema_error(schema)
+        if problem is None:
+            runnable.append(analyzer)
+        else:
+            problems[analyzer] = problem
+    return runnable, problems
+
+
 def _reads_columnar_files(df: DataFrame) -> bool:
     try:
         files = df.inputFiles()
@@ -101,17 +116,10 @@ def run_analysis(
     if state_store is not None and (dataset is None or partition is None):
         raise ValueError("storing states needs both dataset= and partition=")
     unique = _unique(analyzers)
-    metrics: dict[Analyzer, Metric] = {}
+    runnable, problems = split_by_schema(unique, df.schema)
+    metrics: dict[Analyzer, Metric] = {a: Metric(a, error=e) for a, e in problems.items()}
     states: dict[Analyzer, State] = {}
     actions = 0
-    schema = df.schema
-    runnable = []
-    for analyzer in unique:
-        problem = analyzer.schema_error(schema)
-        if problem is None:
-            runnable.append(analyzer)
-        else:
-            metrics[analyzer] = Metric(analyzer, error=problem)
     previous = dict(aggregate_with or {})
 
     columnar = _reads_columnar_files(df)

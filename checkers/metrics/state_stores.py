@@ -235,15 +235,7 @@ class SqlStateStore(_RecordStore):
                 connection.execute(
                     states_table.insert(),
                     [
-                        {
-                            "dataset": dataset,
-                            "partition": partition,
-                            "analyzer": key,
-                            "format_version": str(record["format_version"]),
-                            "kind": record["kind"],
-                            "payload": json.dumps(record["payload"]),
-                            "updated_at": now,
-                        }
+                        {"dataset": dataset, "partition": partition, **state_row(key, record, now)}
                         for key, record in records.items()
                     ],
                 )
@@ -254,7 +246,7 @@ class SqlStateStore(_RecordStore):
         )
         with self._connect(write=False) as connection:
             rows = connection.execute(query).mappings().all()
-        return {row["analyzer"]: _record(dict(row)) for row in rows}
+        return {row["analyzer"]: record_from_row(dict(row)) for row in rows}
 
     def partitions(self, dataset: str) -> list[str]:
         query = (
@@ -267,7 +259,19 @@ class SqlStateStore(_RecordStore):
             return list(connection.execute(query).scalars())
 
 
-def _record(row: Mapping[str, Any]) -> Record:
+def state_row(key: str, record: Record, now: datetime) -> dict[str, Any]:
+    """The columns of one stored state, as SQL stores keep it."""
+    return {
+        "analyzer": key,
+        "format_version": str(record["format_version"]),
+        "kind": record["kind"],
+        "payload": json.dumps(record["payload"]),
+        "updated_at": now,
+    }
+
+
+def record_from_row(row: Mapping[str, Any]) -> Record:
+    """A stored state's record, back from its SQL row."""
     version: Any = row["format_version"]
     return {
         "format_version": int(version) if str(version).isdigit() else version,

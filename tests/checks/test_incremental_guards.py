@@ -149,19 +149,9 @@ def test_scopes_last_and_within(spark, lake, tmp_path, flights_by_day):  # noqa:
 def test_states_without_a_fingerprint_or_with_a_lost_table_are_computed_again(
     spark, lake, tmp_path
 ):
-    from checkers.metric_checker import MetricChecker
     from checkers.metrics import Uniqueness
-    from checkers.metrics.constraints import MetricConstraint
 
-    class Unique(QualityCheck, register=False):
-        name = "unique_flights"
-        parser = ParquetParser(str(lake), partitioning=HivePartitions(("day",)))
-        incremental = Incremental()
-
-        def checker(self, flights):
-            rule = MetricConstraint(Uniqueness(("carrier", "flight")), lambda v: v > 0.9)
-            return MetricChecker(flights, [rule])
-
+    Unique = _unique_check(lake)
     store = _store(f"sqlite:///{tmp_path / 'dq.db'}", tmp_path)
     first = evaluate_checks([Unique], spark=spark, now=NOW, partitions=store)[0]
     # A crash after the states and before the fingerprint: the partition is unknown again.
