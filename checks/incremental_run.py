@@ -27,13 +27,13 @@ from checkers.metrics import Analyzer, CountWhere, Metric, Size
 from checkers.metrics._analyzer import FrequencyAnalyzer, ScanShareableAnalyzer, State
 from checkers.metrics._scan import describe_failure
 from checkers.metrics.differential import metrics_from_states
-from checkers.metrics.frequencies import FrequencyState
+from checkers.metrics.frequencies import FrequencyState, merge_stored
 from checkers.metrics.partitioned import analyze_partitions
 from checkers.parsers import PARTITION_COLUMN, Parser, Partition, PartitionColumn, SourceError
 from checkers.tolerances import Tolerance
 from checks.base import QualityCheck
 from checks.incremental import partition_order
-from checks.partition_store import Known, PartitionStore
+from checks.partition_store import Known, PartitionStore, StoredTable
 
 
 @dataclass(frozen=True)
@@ -393,14 +393,24 @@ def _merge(
 ) -> dict[Analyzer, State]:
     merged: dict[Analyzer, State] = {}
     for analyzer in analyzers:
-        for states in per_partition:
-            state = states.get(analyzer)
-            if state is None:
-                continue
+        states = [s[analyzer] for s in per_partition if analyzer in s]
+        if isinstance(analyzer, FrequencyAnalyzer):
+            merged[analyzer] = _merged_tables(analyzer, states)
+            continue
+        for state in states:
             merged[analyzer] = merged[analyzer].merge(state) if analyzer in merged else state
-        if analyzer not in merged:
-            if isinstance(analyzer, ScanShareableAnalyzer):
-                merged[analyzer] = analyzer.zero_state()
-            elif isinstance(analyzer, FrequencyAnalyzer):
-                merged[analyzer] = FrequencyState.zero(tuple(sorted(analyzer.columns)))
+        if analyzer not in merged and isinstance(analyzer, ScanShareableAnalyzer):
+            merged[analyzer] = analyzer.zero_state()
     return merged
+
+
+def _merged_tables(analyzer: FrequencyAnalyzer, states: Sequence[object]) -> FrequencyState:
+    """The frequency tables of every partition in one scan and one aggregation."""
+    payloads = [
+        s.payload if isinstance(s, StoredTable) else s.to_payload()  # type: ignore[attr-defined]
+        for s in states
+        if isinstance(s, StoredTable) or getattr(s, "location", None)
+    ]
+    if not payloads:
+        return FrequencyState.zero(tuple(sorted(analyzer.columns)))
+    return merge_stored(payloads)

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from checkers.metrics._analyzer import Analyzer, State
-from checkers.metrics._serde import StateFormatError, decode_state
+from checkers.metrics._serde import STATE_FORMAT_VERSION, StateFormatError, decode_state
 from checkers.metrics.state_stores import (
     Record,
     _RecordStore,
@@ -114,6 +114,22 @@ class CheckStateStore(_RecordStore):
             return list(connection.execute(query).scalars())
 
 
+@dataclass(frozen=True, eq=False)
+class StoredTable:
+    """A stored frequency state, not opened yet: the tables of all partitions are merged in one
+    scan (checkers.metrics.frequencies.merge_stored) rather than opened one by one."""
+
+    payload: dict[str, Any]
+
+
+def _decoded(record: Record) -> object:
+    if record["kind"] == "frequencies":
+        if record.get("format_version") != STATE_FORMAT_VERSION:
+            raise StateFormatError(f"frequency state of format {record.get('format_version')!r}")
+        return StoredTable(record["payload"])
+    return decode_state(record)
+
+
 def _location(kind: str, payload: Mapping[str, Any]) -> str | None:
     """Where a frequency state's Parquet table lives (None for other states)."""
     location = payload.get("location") if kind == "frequencies" else None
@@ -172,7 +188,7 @@ class PartitionStore:
                     if analyzer is None or not _table_exists(record):
                         continue
                     try:
-                        state = decode_state(record)
+                        state = _decoded(record)
                     except StateFormatError:  # written by another version: read it again
                         continue
                     found[row["partition_key"]][analyzer] = state  # type: ignore[assignment]

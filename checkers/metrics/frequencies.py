@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -111,11 +112,54 @@ class FrequencyState:
         )
 
 
-def read_parquet(location: str, table_schema: str | None) -> DataFrame:
+def read_parquet(location: str | Sequence[str], table_schema: str | None) -> DataFrame:
     reader = SparkSession.active().read
     if table_schema is not None:
         reader = reader.schema(StructType.fromJson(json.loads(table_schema)))
-    return reader.parquet(location)
+    return reader.parquet(*([location] if isinstance(location, str) else location))
+
+
+def merge_stored(payloads: Sequence[dict[str, Any]]) -> FrequencyState:
+    """One state from many stored ones (their `to_payload()`): tables of the same layout are
+    read in one Parquet scan and counts added per key in one aggregation, instead of a chain of
+    pairwise merges that grows with every partition."""
+    if not payloads:
+        raise ValueError("merge_stored needs at least one stored state")
+    columns = tuple(payloads[0]["columns"])
+    layouts: dict[tuple[int | None, tuple[str, ...], str | None], list[str]] = {}
+    for payload in payloads:
+        stored_keys = tuple(payload.get("stored_keys") or ())
+        layout = (payload.get("set_id"), stored_keys, payload.get("table_schema"))
+        layouts.setdefault(layout, []).append(payload["location"])
+    keys = [key_column(i) for i in range(len(columns))]
+    parts: list[DataFrame] = []
+    for (set_id, stored, schema), locations in layouts.items():
+        # A shared table is written partitioned by set: read each set's directory (a set
+        # without rows has none); the directories of many tables cannot be read as one table.
+        paths = (
+            locations
+            if set_id is None
+            else [path for loc in locations if _exists(path := f"{loc}/{SET_ID}={set_id}")]
+        )
+        if paths:
+            names = stored or tuple(keys)
+            table = read_parquet(paths, schema)
+            parts.append(
+                table.select(*[F.col(n).alias(k) for n, k in zip(names, keys, strict=True)], COUNT)
+            )
+    if not parts:
+        return FrequencyState(columns)
+    union = parts[0]
+    for part in parts[1:]:
+        union = union.unionByName(part)
+    merged = union.groupBy(*keys).agg(F.sum(COUNT).alias(COUNT))
+    return FrequencyState(columns, merged)
+
+
+def _exists(path: str) -> bool:
+    """Local paths are checked; others are assumed to exist."""
+    local = path.removeprefix("file:") if path.startswith("file:") else path
+    return "://" in path or os.path.isdir(local)
 
 
 def _ratio(numerator: object, denominator: object, analyzer: object) -> float:

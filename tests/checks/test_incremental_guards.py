@@ -161,7 +161,7 @@ def test_states_without_a_fingerprint_or_with_a_lost_table_are_computed_again(
         )
     # A frequency table lost on disk (a wiped state directory).
     known = store.load("unique_flights", ["day=2013-01-03"], [Uniqueness(("carrier", "flight"))])
-    table = next(iter(known["day=2013-01-03"].values())).location
+    table = next(iter(known["day=2013-01-03"].values())).payload["location"]
     import shutil
 
     shutil.rmtree(table)
