@@ -347,3 +347,52 @@ def test_a_metric_checker_with_history_saves_each_new_partition(
     )[0]
     assert outcome.status is Status.FAILED
     assert "day=2013-01-04" in outcome.sample[0]["reason"]
+
+
+def test_a_sql_source_partitioned_by_a_column_reads_only_changed_days(spark, tmp_path):
+    from checkers.parsers import PartitionColumn, SqlQueryParser
+    from tests.checkers.test_partitions_sql import statements
+
+    url = f"sqlite:///{tmp_path / 'ops.db'}"
+    ops = sa.create_engine(url)
+    with ops.begin() as connection:
+        connection.exec_driver_sql(
+            "CREATE TABLE bookings (id INTEGER, day DATE, amount REAL, updated_at TIMESTAMP)"
+        )
+        connection.exec_driver_sql(
+            "INSERT INTO bookings VALUES "
+            + ", ".join(
+                f"({i}, '2013-01-0{1 + i % 3}', {i % 7 - 1}, '2013-01-0{1 + i % 3} 10:00:00')"
+                for i in range(300)
+            )
+        )
+
+    class Amounts(QualityCheck, register=False):
+        name = "positive_amounts"
+        parser = SqlQueryParser(
+            url,
+            "SELECT id, day, amount, updated_at FROM bookings",
+            schema="id int, day date, amount double, updated_at timestamp",
+            partitioning=PartitionColumn("day", changed="updated_at"),
+        )
+        incremental = Incremental()
+
+        def checker(self, bookings):
+            return PredicateSingleDatasetChecker(bookings, "amount >= 0", key="id")
+
+    store = _store(f"sqlite:///{tmp_path / 'dq.db'}", tmp_path)
+    first = evaluate_checks([Amounts], spark=spark, now=NOW, partitions=store)[0]
+    assert first.reading == {"rows_read": 300, "partitions_read": 3, "partitions": 3}
+    with ops.begin() as connection:  # one booking of day 2 corrected, its change time moved
+        connection.exec_driver_sql(
+            "UPDATE bookings SET amount = 5, updated_at = '2013-01-05 08:00:00' WHERE id = 7"
+        )
+    with statements() as sent:
+        second = evaluate_checks([Amounts], spark=spark, now=NOW, partitions=store)[0]
+    assert second.reading == {"rows_read": 100, "partitions_read": 1, "partitions": 3}
+    assert second.failing == first.failing - 1
+    reads = [s for s in sent if "FROM bookings" in s and "count(" not in s.lower()]
+    assert len(reads) == 1 and "IN" in reads[0]  # the rows of the changed day only
+    scratch = evaluate_checks([Amounts], spark=spark, now=NOW, full=True)[0]
+    assert differences(second, scratch) == []
+    ops.dispose()
