@@ -161,6 +161,8 @@ class Run:
     partitions_read: int | None
     statuses: dict[str, str] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    #: Per check: status, failing, total, unexcused and metrics, to compare the variants.
+    results: dict[str, dict[str, object]] = field(default_factory=dict)
 
 
 def counted(spark: SparkSession, action: Callable[[], object]) -> tuple[float, int, object]:
@@ -190,7 +192,35 @@ def _run(day: int, variant: str, spark: SparkSession, action: Callable[[], objec
         max((r for r in read if r is not None), default=None),
         {o.check: o.status.value for o in outcomes},
         timings,
+        {o.check: _result(o) for o in outcomes},
     )
+
+
+def _result(outcome: CheckOutcome) -> dict[str, object]:
+    counts = {
+        "status": outcome.status.value,
+        "failing": outcome.failing,
+        "total": outcome.total,
+        "unexcused": outcome.unexcused,
+    }
+    return {**counts, **{f"metric {k}": v for k, v in outcome.metrics.items()}}
+
+
+def differences(run: Run, full: Run) -> list[str]:
+    """Where `run` and the full recomputation disagree; sketches (Approx*) within 2%."""
+    return [
+        f"{check} {name}: {run.results.get(check, {}).get(name)!r} != {value!r}"
+        for check, expected in full.results.items()
+        for name, value in expected.items()
+        if not _same(name, value, run.results.get(check, {}).get(name))
+    ]
+
+
+def _same(name: str, value: object, other: object) -> bool:
+    if isinstance(value, float) and isinstance(other, float):
+        tolerance = 0.02 if "Approx" in name else 1e-9
+        return abs(other - value) <= tolerance * max(abs(value), 1.0)
+    return value == other
 
 
 def _settings(url: str) -> Settings:
@@ -267,8 +297,17 @@ def report(daily: Sequence[Run], measured: Sequence[Run], *, constraints: int) -
                 run.rows_read,
                 "all" if run.partitions_read is None else run.partitions_read,
                 full.seconds / run.seconds,
+                "" if run is full else "yes" if not differences(run, full) else "NO",
             ]
         )
+    disagreements = [
+        f"day {run.day}, {run.variant}: {difference}"
+        for run in measured
+        if not run.variant.startswith("full")
+        for difference in differences(
+            run, next(m for m in measured if m.day == run.day and m.variant.startswith("full"))
+        )
+    ]
     checkpoints = table(
         [
             "day",
@@ -278,6 +317,7 @@ def report(daily: Sequence[Run], measured: Sequence[Run], *, constraints: int) -
             "rows read (sum over checks)",
             "partitions read",
             "full s / this s",
+            "outcomes = full",
         ],
         rows,
     )
@@ -303,6 +343,7 @@ def report(daily: Sequence[Run], measured: Sequence[Run], *, constraints: int) -
         f"constraints):\n\n"
         f"{checkpoints}\n\nThe incremental variant's daily runs, in blocks of {block} days:\n\n"
         f"{trend_table}"
+        + "".join(f"\n\nNot the same outcome: {d}" for d in disagreements)
     )
 
 
