@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-classic test-connect lint bench demo chromium clean
+.PHONY: test test-classic test-connect lint bench bench-incremental demo chromium clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH"; exit 1; }
@@ -42,6 +42,11 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.run
+
+# A year of daily flight partitions through the local scheduler, incremental against full
+# recomputation (its own Spark application; over an hour on 2 cores). DAYS=40 for a quick run.
+bench-incremental: $(STAMP)
+	$(PY) -m benchmarks.incremental $(if $(DAYS),--days $(DAYS))
 
 clean:
 	rm -rf $(VENV) .dq .pytest_cache .mypy_cache .ruff_cache

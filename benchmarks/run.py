@@ -3,6 +3,10 @@
 python -m benchmarks.run            # TPC-H SF1, median of 3 runs (about half an hour)
 python -m benchmarks.run --quick    # SF0.1, one run: checks the benchmarks themselves
 python -m benchmarks.run --only faults   # the fault catalogue (benchmarks/faults): no TPC-H
+python -m benchmarks.run --only incremental   # a year of daily partitions (--quick: 40 days)
+
+The results section of the README is rewritten only when a TPC-H benchmark ran; the fault
+catalogue and the incremental checks keep sections of their own there.
 """
 
 from __future__ import annotations
@@ -31,13 +35,13 @@ def main() -> None:
         "--only",
         nargs="*",
         default=["basic", "grouping", "differential", "memory"],
-        help="any of: basic grouping differential memory faults",
+        help="any of: basic grouping differential memory faults incremental",
     )
     parser.add_argument("--no-readme", action="store_true", help="print only")
     args = parser.parse_args()
     scale, runs, wide_rows = (0.1, 1, 100_000) if args.quick else (1.0, 3, 1_000_000)
 
-    tpch = set(args.only) - {"faults"}
+    tpch = set(args.only) - {"faults", "incremental"}
     if tpch:
         spark = spark_session(
             app_name="dq-benchmarks",
@@ -89,6 +93,16 @@ def main() -> None:
         )
         sections.append(("Memory: frequency states stay in Spark", text))
         print(text, flush=True)
+    if "incremental" in args.only:  # its own process and Spark application, like the faults
+        days = ["--days", "40"] if args.quick else []
+        out = subprocess.run(
+            [sys.executable, "-m", "benchmarks.incremental", *days],
+            check=True,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        sections.append(("Incremental checks", out.stdout.strip()))
+        print(out.stdout, flush=True)
     if "faults" in args.only:  # its own process, which starts Spark only where a fault needs it
         out = subprocess.run(
             [sys.executable, "-m", "benchmarks.faults"], check=True, capture_output=True, text=True
@@ -106,7 +120,7 @@ def main() -> None:
     (Path(__file__).parent / "out" / "results.json").write_text(
         json.dumps(records, indent=2, default=str)
     )
-    if not args.no_readme and README.exists():
+    if tpch and not args.no_readme and README.exists():
         readme = README.read_text()
         if BEGIN in readme and END in readme:
             before, rest = readme.split(BEGIN, 1)
