@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -110,8 +111,10 @@ def stable_checker(checker: Checker, check: type[QualityCheck]) -> Checker:
 
 def definition_digest(check: type[QualityCheck], parser: Parser, plan: CheckerPlan) -> str:
     """Changes whenever stored states may no longer mean the same: the check's module source,
-    its parser, and what each analyzer computes (a counted condition's expression too)."""
-    parts = [repr(parser), check.name]
+    its parser (where it reads: a lazy path resolved), and what each analyzer computes (a
+    counted condition's expression too). Never an object's address: the digest of a check must
+    be the same in every process."""
+    parts = [repr(parser), parser.describe(), check.name]
     module = sys.modules.get(check.__module__)
     try:
         parts.append(inspect.getsource(module) if module else check.__qualname__)
@@ -121,7 +124,12 @@ def definition_digest(check: type[QualityCheck], parser: Parser, plan: CheckerPl
         parts.append(repr(analyzer))
         if isinstance(analyzer, CountWhere):
             parts.append(str(analyzer.condition))
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    text = _ADDRESS.sub("", "\n".join(parts))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+#: `<function <lambda> at 0x7f...>`: an address differs from one process to the next.
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def incremental_problem(checker: object, columns: Sequence[str]) -> str | None:

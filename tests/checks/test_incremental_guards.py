@@ -396,3 +396,20 @@ def test_a_sql_source_partitioned_by_a_column_reads_only_changed_days(spark, tmp
     scratch = evaluate_checks([Amounts], spark=spark, now=NOW, full=True)[0]
     assert differences(second, scratch) == []
     ops.dispose()
+
+
+def test_the_definition_digest_is_the_same_in_every_process(spark, lake):
+    """A parser with a lazy path (a lambda) has an address in its repr: it must not count."""
+    from checks.incremental_run import definition_digest, plan_for
+
+    def parser_reading(path: str) -> ParquetParser:
+        return ParquetParser(lambda: path, partitioning=HivePartitions(("day",)))
+
+    first, second = parser_reading(str(lake)), parser_reading(str(lake))
+    assert first.path is not second.path and "0x" in repr(first)  # two objects, two addresses
+    check = _delays(lake)
+    plan = plan_for(check, check(now=NOW), first.read_partitions(spark, []), ("day",))
+    assert not isinstance(plan, str)
+    assert definition_digest(check, first, plan) == definition_digest(check, second, plan)
+    elsewhere = parser_reading(str(lake.parent))
+    assert definition_digest(check, elsewhere, plan) != definition_digest(check, first, plan)
