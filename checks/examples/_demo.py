@@ -1,12 +1,15 @@
 """Where the demo warehouse lives (read when a check runs, so the environment decides) and the
-parsers the example checks share: checks that read the same parser object share one read."""
+parsers the example checks share: checks that read the same parser object share one read. The
+lake's flights are partitioned by day (month=/day= directories): incremental checks read only the
+days that are new or changed since their last run."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
-from checkers.parsers import ParquetParser
+from checkers.parsers import HivePartitions, ParquetParser
 
 DEMO_DIR_ENV = "DQ_DEMO_DIR"
 DEMO_DATABASE_ENV = "DQ_DEMO_DATABASE_URL"
@@ -25,8 +28,15 @@ def lake_path(table: str) -> str:
     return str(demo_dir() / "lake" / table)
 
 
-def _lake(table: str) -> str:
-    return lake_path(table)
+@dataclass(frozen=True)
+class LakePath:
+    """A lake table's path, resolved when a check runs. Unlike a lambda, it has the same repr in
+    every process: incremental checks keep their stored states while their parser's repr stays."""
+
+    table: str
+
+    def __call__(self) -> str:
+        return lake_path(self.table)
 
 
 FLIGHTS_SCHEMA = (
@@ -36,6 +46,8 @@ FLIGHTS_SCHEMA = (
     "time_hour timestamp"
 )
 
-FLIGHTS = ParquetParser(lambda: _lake("flights"), schema=FLIGHTS_SCHEMA)
-AIRPORTS = ParquetParser(lambda: _lake("airports"), schema="faa string, name string")
-PLANES = ParquetParser(lambda: _lake("planes"), schema="tailnum string")
+FLIGHTS = ParquetParser(
+    LakePath("flights"), schema=FLIGHTS_SCHEMA, partitioning=HivePartitions(("month", "day"))
+)
+AIRPORTS = ParquetParser(LakePath("airports"), schema="faa string, name string")
+PLANES = ParquetParser(LakePath("planes"), schema="tailnum string")

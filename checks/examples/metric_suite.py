@@ -1,5 +1,6 @@
 """A metric suite on flights: completeness, ranges, and uniqueness of a flight's identity,
-computed in one engine run."""
+computed in one engine run. Incremental: each run reads only the lake's new days and merges the
+stored states of the others (uniqueness from per-day frequency tables, the median from sketches)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from checkers.metrics import (
 )
 from checks import QualityCheck
 from checks.examples._demo import FLIGHTS
+from checks.incremental import Incremental
 from scheduling.clocks import Cron
 
 IDENTITY = ("year", "month", "day", "carrier", "flight", "origin", "sched_dep_time")
@@ -48,6 +50,7 @@ class FlightsMetricSuite(QualityCheck):
     clock = Cron("0 * * * *")
     alert_level = FailingElementsThresholds(warning=1, error=2)
     parser = FLIGHTS
+    incremental = Incremental()
 
     def checker(self, flights: DataFrame) -> MetricChecker:
         return MetricChecker(flights, CONSTRAINTS)
