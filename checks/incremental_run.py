@@ -245,6 +245,14 @@ class PartitionWork:
     full_scan: FullScanChecker | None = None
     data_schema: str | None = None  # of the data read, kept for runs that read nothing
     checker: Checker | None = None
+    #: The full-scan analyzer (text sources), and every analyzer this work computes.
+    scan: Analyzer | None = field(init=False)
+    analyzers: list[Analyzer] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.scan = self.full_scan.plan().analyzers[0] if self.full_scan else None
+        extra = [self.scan] if self.scan else []
+        self.analyzers = list(dict.fromkeys([*self.plan.analyzers, Size(), *extra]))
 
 
 def evaluate_partitions(
@@ -264,11 +272,6 @@ def evaluate_partitions(
     return [_finish(work, fresh[i], errors[i], actions[i], store) for i, work in enumerate(works)]
 
 
-def _analyzers(work: PartitionWork) -> list[Analyzer]:
-    scan = work.full_scan.plan().analyzers if work.full_scan else []
-    return list(dict.fromkeys([*work.plan.analyzers, Size(), *scan]))
-
-
 def _read_changed(
     works: Sequence[PartitionWork],
     indexes: list[int],
@@ -280,25 +283,26 @@ def _read_changed(
     frame = works[indexes[0]].plan.frame
     keys = list(dict.fromkeys(p.key for i in indexes for p in works[i].partitions.changed))
     shared = [
-        a for i in indexes for a in _analyzers(works[i]) if isinstance(a, ScanShareableAnalyzer)
+        a for i in indexes for a in works[i].analyzers if isinstance(a, ScanShareableAnalyzer)
     ]
     try:
         scan = analyze_partitions(frame, shared, keys, column=PARTITION_COLUMN)
     except Exception as exc:
         for i in indexes:
-            errors[i] = dict.fromkeys(_analyzers(works[i]), describe_failure(exc))
+            errors[i] = dict.fromkeys(works[i].analyzers, describe_failure(exc))
         return
     actions[indexes[0]] += scan.spark_actions
     for i in indexes:
         work = works[i]
-        own = [a for a in _analyzers(work) if isinstance(a, FrequencyAnalyzer)]
+        wanted = set(work.analyzers)
+        own = [a for a in work.analyzers if isinstance(a, FrequencyAnalyzer)]
         mine = {p.key for p in work.partitions.changed}
         fresh[i] = {
-            k: {a: s for a, s in states.items() if a in set(_analyzers(work))}
+            k: {a: s for a, s in states.items() if a in wanted}
             for k, states in scan.states.items()
             if k in mine
         }
-        errors[i] = {a: e for a, e in scan.errors.items() if a in set(_analyzers(work))}
+        errors[i] = {a: e for a, e in scan.errors.items() if a in wanted}
         if not own:
             continue
         try:
@@ -328,11 +332,9 @@ def _finish(
 ) -> CheckerResult:
     partitions = work.partitions
     check = partitions.check
-    if work.full_scan is not None:
-        scan = work.full_scan.plan().analyzers[0]
-        if scan in errors:
-            reason = errors[scan].partition("): ")[2] or errors[scan]
-            return CheckerResult.failed_to_run(f"{work.full_scan.source} is malformed: {reason}")
+    if work.full_scan is not None and work.scan in errors:
+        reason = errors[work.scan].partition("): ")[2] or errors[work.scan]
+        return CheckerResult.failed_to_run(f"{work.full_scan.source} is malformed: {reason}")
     analyzers = list(dict.fromkeys([*work.plan.analyzers, Size()]))
     if not errors:  # a partition is committed only when all its states were computed
         try:
