@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-classic test-connect lint bench bench-incremental demo chromium clean
+.PHONY: test test-classic test-connect lint bench bench-incremental demo manifest chromium jdbc-drivers clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH"; exit 1; }
@@ -13,22 +13,28 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e ".[dev]"
 	touch $(STAMP)
 
-# The report test opens the HTML report in headless Chromium (Debian's package).
+# The report test opens the HTML report in headless Chromium (Debian's package, via Playwright).
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { \
 		echo "installing Debian's chromium for the report test"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
+jdbc-drivers:
+	@[ -f /usr/share/java/postgresql.jar ] && [ -f /usr/share/java/mariadb-java-client.jar ] || { \
+		echo "installing Debian's JDBC drivers for the JdbcParser tests"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq libpostgresql-jdbc-java libmariadb-java >/dev/null; }
+
 # All tests on classic Spark, then everything that touches Spark again over Spark Connect.
-test: $(STAMP) chromium
+test: $(STAMP) chromium jdbc-drivers
 	$(PY) -m pytest -q
 	DQ_TEST_SPARK_CONNECT=1 $(PY) -m pytest -q tests/metrics tests/checkers tests/checks -m "not classic_only"
 
-test-classic: $(STAMP)
+test-classic: $(STAMP) jdbc-drivers
 	$(PY) -m pytest -q
 
-test-connect: $(STAMP)
+test-connect: $(STAMP) jdbc-drivers
 	DQ_TEST_SPARK_CONNECT=1 $(PY) -m pytest -q tests/metrics tests/checkers tests/checks -m "not classic_only"
 
 lint: $(STAMP)
@@ -39,6 +45,11 @@ lint: $(STAMP)
 # the local scheduler, print a summary and write .dq/demo/report.html.
 demo: $(STAMP)
 	$(PY) -m examples.demo
+
+# The repository's DAG manifest (dags/dq_checks.json) lists the shipped example checks, which the
+# repository's DAG runs on the demo warehouse. Regenerate it after editing checks/examples/.
+manifest: $(STAMP)
+	DQ_CHECKS=checks.examples $(PY) -m scheduling.cli manifest --out dags/dq_checks.json
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.run

@@ -1,12 +1,16 @@
-"""Alerting configuration from `dq.toml`: receivers, escalation policies and silences (format
-in docs/alerting.md). Secrets never live in the file: receivers name the environment variables
-that hold them, and a secret-looking key is refused."""
+"""Configuration from `dq.toml`: receivers, escalation policies, silences and where failing rows
+are published (every key: docs/configuration.md). Secrets never live in the file: receivers name
+the environment variables that hold them, and a secret-looking key is refused. A key the loader
+does not know is refused by name, so a typo never passes silently."""
 
 from __future__ import annotations
 
 import datetime as dt
+import difflib
+import inspect
 import tomllib
-from collections.abc import Callable, Mapping
+import urllib.parse
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +29,43 @@ from checkers.env_secrets import env_name
 from checkers.levels import AlertLevel
 
 SECRET_KEYS = {"token", "password", "routing_key", "api_key", "secret"}
+#: Receivers every run has, whether dq.toml declares them or not (scheduling.settings).
+BUILT_IN_RECEIVERS = ("console", "file")
+RECEIVER_TYPES: dict[str, Callable[..., Receiver]] = {
+    "slack": SlackReceiver,
+    "email": EmailReceiver,
+    "pagerduty": PagerDutyReceiver,
+    "console": ConsoleReceiver,
+    "file": FileReceiver,
+}
+#: Constructor arguments a file cannot give (the name is the table's, Python objects).
+_NOT_IN_FILE = {"name", "ssl_context"}
+
+#: `checks` is the list of packages holding the checks (read with DQ_CHECKS, checkers.shipping).
+TOP_LEVEL_KEYS = ("checks", "receivers", "policies", "silences", "failing_rows")
+POLICY_KEYS = ("routes", "escalate_after_runs", "escalate_after_minutes", "repeat_every_minutes")
+SILENCE_KEYS = ("check", "starts_at", "ends_at", "comment", "created_by")
+FAILING_ROWS_KEYS = ("directory", "base_url")
+REFERENCE = "docs/configuration.md"
+
+
+def receiver_options(kind: str) -> tuple[str, ...]:
+    """The options of a receiver type in dq.toml besides `type`: its constructor's."""
+    parameters = inspect.signature(RECEIVER_TYPES[kind]).parameters
+    return tuple(name for name in parameters if name not in _NOT_IN_FILE)
+
+
+def accepted_keys() -> dict[str, tuple[str, ...]]:
+    """Every key dq.toml accepts, by section (the reference documents each of them)."""
+    keys = {
+        "top level": TOP_LEVEL_KEYS,
+        "policies": POLICY_KEYS,
+        "silences": SILENCE_KEYS,
+        "failing_rows": FAILING_ROWS_KEYS,
+    }
+    for kind in RECEIVER_TYPES:
+        keys[f"receivers ({kind})"] = ("type", *receiver_options(kind))
+    return keys
 
 
 @dataclass(frozen=True)
@@ -32,6 +73,9 @@ class AlertingConfig:
     receivers: dict[str, Receiver] = field(default_factory=dict)
     policies: dict[str, EscalationPolicy] = field(default_factory=dict)
     silences: tuple[Silence, ...] = ()
+    #: [failing_rows]: where failing rows are written (absolute) and the URL publishing it.
+    failing_rows_directory: Path | None = None
+    failing_rows_url: str | None = None
 
     def policy(self, name: str = "default") -> EscalationPolicy:
         try:
@@ -40,17 +84,21 @@ class AlertingConfig:
             raise KeyError(f"no escalation policy {name!r} in the configuration") from None
 
 
-def _build(kind: str) -> Callable[..., Receiver]:
-    builders: dict[str, Callable[..., Receiver]] = {
-        "slack": SlackReceiver,
-        "email": EmailReceiver,
-        "pagerduty": PagerDutyReceiver,
-        "console": ConsoleReceiver,
-        "file": FileReceiver,
-    }
-    if kind not in builders:
-        raise ValueError(f"unknown receiver type {kind!r}; choose from {sorted(builders)}")
-    return builders[kind]
+def _refuse_unknown(keys: Iterable[str], allowed: Sequence[str], where: str) -> None:
+    for key in keys:
+        if key not in allowed:
+            close = difflib.get_close_matches(key, allowed, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ValueError(
+                f"dq.toml: unknown key {key!r} in {where}; {hint}"
+                f"it takes {', '.join(allowed) or 'no options'} (see {REFERENCE})"
+            )
+
+
+def _table(value: object, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ValueError(f"dq.toml: {where} must be a table, got {value!r:.60}")
+    return value
 
 
 def _receiver(name: str, options: Mapping[str, Any]) -> Receiver:
@@ -66,18 +114,34 @@ def _receiver(name: str, options: Mapping[str, Any]) -> Receiver:
     values = dict(options)
     kind = values.pop("type", None)
     if kind is None:
-        raise ValueError(f"receiver {name!r} needs a type")
-    return _build(kind)(name, **values)
+        raise ValueError(f"receiver {name!r} needs a type, one of {sorted(RECEIVER_TYPES)}")
+    if kind not in RECEIVER_TYPES:
+        raise ValueError(f"unknown receiver type {kind!r}; choose from {sorted(RECEIVER_TYPES)}")
+    _refuse_unknown(values, receiver_options(kind), f"[receivers.{name}] (type {kind!r})")
+    return RECEIVER_TYPES[kind](name, **values)
 
 
-def _policy(
-    name: str, options: Mapping[str, Any], receivers: Mapping[str, Receiver]
-) -> EscalationPolicy:
+def _level(value: object, where: str) -> AlertLevel:
+    try:
+        return AlertLevel[str(value).upper()]
+    except KeyError:
+        raise ValueError(
+            f"dq.toml: {where} needs a level (WARNING, ERROR or CRITICAL), got {value!r}"
+        ) from None
+
+
+def _policy(name: str, options: Mapping[str, Any], receivers: Iterable[str]) -> EscalationPolicy:
+    _refuse_unknown(options, POLICY_KEYS, f"[policies.{name}]")
+    known = set(receivers)
     routes = {}
-    for receiver, level in dict(options.get("routes", {})).items():
-        if receiver not in receivers:
-            raise ValueError(f"policy {name!r} routes to unknown receiver {receiver!r}")
-        routes[receiver] = AlertLevel[str(level).upper()]
+    for receiver, level in dict(_table(options.get("routes", {}), "routes")).items():
+        if receiver not in known:
+            raise ValueError(
+                f"policy {name!r} routes to unknown receiver {receiver!r}: declare it as "
+                f"[receivers.{receiver}], or use one of {sorted(known)} (console and file "
+                f"always exist; slack, email and pagerduty once their environment is set)"
+            )
+        routes[receiver] = _level(level, f"[policies.{name}] routes.{receiver}")
 
     def minutes(key: str) -> dt.timedelta | None:
         value = options.get(key)
@@ -93,22 +157,57 @@ def _policy(
     )
 
 
-def load_config(path: str | Path) -> AlertingConfig:
-    with Path(path).open("rb") as handle:
-        data = tomllib.load(handle)
-    receivers = {n: _receiver(n, o) for n, o in data.get("receivers", {}).items()}
-    policies = {n: _policy(n, o, receivers) for n, o in data.get("policies", {}).items()}
-    silences = tuple(
-        Silence(
-            s["check"],
-            _aware(s["starts_at"]),
-            _aware(s["ends_at"]),
-            s.get("comment", ""),
-            s.get("created_by", ""),
-        )
-        for s in data.get("silences", [])
+def _silence(options: Mapping[str, Any]) -> Silence:
+    _refuse_unknown(options, SILENCE_KEYS, "[[silences]]")
+    missing = [k for k in ("check", "starts_at", "ends_at") if k not in options]
+    if missing:
+        raise ValueError(f"dq.toml: a [[silences]] entry needs {', '.join(missing)}")
+    return Silence(
+        options["check"],
+        _aware(options["starts_at"]),
+        _aware(options["ends_at"]),
+        options.get("comment", ""),
+        options.get("created_by", ""),
     )
-    return AlertingConfig(receivers, policies, silences)
+
+
+def published_url(value: object, where: str) -> str:
+    """A base URL failing rows are published under: http or https."""
+    text = str(value).strip()
+    parts = urllib.parse.urlsplit(text)
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        raise ValueError(
+            f"{where} must be an http(s) URL where the failing-rows directory is published, "
+            f"e.g. https://dq.example.com/failing, got {text!r}"
+        )
+    return text.rstrip("/")
+
+
+def load_config(
+    path: str | Path, *, known_receivers: Iterable[str] = BUILT_IN_RECEIVERS
+) -> AlertingConfig:
+    """The configuration in `path`. Policies may route to its receivers and to
+    `known_receivers` (those every run has, and those the environment switched on)."""
+    path = Path(path)
+    with path.open("rb") as handle:
+        data = tomllib.load(handle)
+    _refuse_unknown(data, TOP_LEVEL_KEYS, "the top level")
+    declared = _table(data.get("receivers", {}), "[receivers]")
+    receivers = {n: _receiver(n, _table(o, f"[receivers.{n}]")) for n, o in declared.items()}
+    names = [*known_receivers, *receivers]
+    policies = {
+        n: _policy(n, _table(o, f"[policies.{n}]"), names)
+        for n, o in _table(data.get("policies", {}), "[policies]").items()
+    }
+    entries = data.get("silences", [])
+    if not isinstance(entries, list):
+        raise ValueError("dq.toml: silences is a list of tables: write each as [[silences]]")
+    silences = tuple(_silence(_table(s, "[[silences]]")) for s in entries)
+    rows = _table(data.get("failing_rows", {}), "[failing_rows]")
+    _refuse_unknown(rows, FAILING_ROWS_KEYS, "[failing_rows]")
+    directory = Path(str(rows["directory"])).resolve() if "directory" in rows else None
+    url = published_url(rows["base_url"], "[failing_rows] base_url") if "base_url" in rows else None
+    return AlertingConfig(receivers, policies, silences, directory, url)
 
 
 def _aware(value: dt.datetime | str) -> dt.datetime:

@@ -20,7 +20,7 @@ from sqlalchemy.engine import Engine
 from alerting import outbox
 from alerting.backoff import ReceiverBackoff, backoff_wait, load_backoff, save_backoff
 from alerting.outbox import Claimed
-from alerting.receivers.base import Delivery, Receiver
+from alerting.receivers.base import Delivery, GatheringReceiver, Receiver
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +97,9 @@ class _ReceiverRun:
             self._run()
         except Exception:  # a database error in one receiver's share must not stop the others
             log.exception("delivery to %s stopped; its notifications stay pending", self.name)
+        finally:
+            if isinstance(self.receiver, GatheringReceiver):
+                self.receiver.end_delivery()
         return self.report
 
     def _run(self) -> None:

@@ -1,25 +1,61 @@
 """The failing-dataset logger: each failed run's failing elements (the bounded sample, masked as
-the check asks) written as JSON lines where an alert can link to them."""
+the check asks) written as JSON lines where an alert can link to them: under `base_url` when a
+web server (or a bucket's website) publishes the directory, else as a file on this machine."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import socket
 from pathlib import Path
 
 from checkers.outcome import CheckOutcome
 
+#: Where failing rows are published, and where they are written (dq.toml [failing_rows]).
+FAILING_ROWS_URL_ENV = "DQ_FAILING_ROWS_URL"
+FAILING_ROWS_DIR_ENV = "DQ_FAILING_ROWS_DIR"
+
+
+def failing_rows_link(
+    relative: str,
+    *,
+    directory: str | Path,
+    base_url: str | None = None,
+    start: str | Path | None = None,
+) -> str:
+    """The link to failing rows saved at `relative` (`CheckOutcome.failing_rows`, a path under
+    `directory`): under `base_url` when they are published; else relative to `start` (the
+    directory of a report that links to them); else a file URL."""
+    if base_url:
+        return f"{base_url.rstrip('/')}/{relative}"
+    target = Path(directory) / relative
+    if start is not None:
+        return Path(os.path.relpath(target.resolve(), Path(start).resolve())).as_posix()
+    return target.resolve().as_uri()
+
 
 class FailingRowsLog:
     """Writes `<directory>/<check>/<run time>.jsonl`; the link is `base_url` + that path when a
-    web server publishes the directory, else a file URL."""
+    web server publishes the directory, else a file URL (and its label says so)."""
 
     def __init__(self, directory: str | Path, *, base_url: str | None = None) -> None:
         self.directory = Path(directory)
         self.base_url = base_url.rstrip("/") if base_url else None
 
-    def write(self, outcome: CheckOutcome, now: dt.datetime) -> str | None:
-        """The link to the rows, or None when the outcome has no failing sample."""
+    @property
+    def label(self) -> str:
+        """The link's label in alerts: a file URL opens only on the machine that wrote it."""
+        if self.base_url:
+            return "failing rows"
+        return (
+            f"failing rows (a file on {socket.gethostname()}: "
+            f"set {FAILING_ROWS_URL_ENV} or [failing_rows] base_url to publish them)"
+        )
+
+    def save(self, outcome: CheckOutcome, now: dt.datetime) -> str | None:
+        """Write the outcome's failing sample; its path relative to the directory (POSIX), or
+        None when the outcome has no sample."""
         if not outcome.sample:
             return None
         relative = Path(outcome.check) / f"{now.strftime('%Y%m%dT%H%M%SZ')}.jsonl"
@@ -28,6 +64,15 @@ class FailingRowsLog:
         with target.open("w", encoding="utf-8") as out:
             for row in outcome.to_dict()["sample"]:  # type: ignore[attr-defined]
                 out.write(json.dumps(row, sort_keys=True) + "\n")
-        if self.base_url:
-            return f"{self.base_url}/{relative.as_posix()}"
-        return target.resolve().as_uri()
+        return relative.as_posix()
+
+    def link(self, relative: str, *, start: str | Path | None = None) -> str:
+        """The link to rows saved at `relative` (see `failing_rows_link`)."""
+        return failing_rows_link(
+            relative, directory=self.directory, base_url=self.base_url, start=start
+        )
+
+    def write(self, outcome: CheckOutcome, now: dt.datetime) -> str | None:
+        """Save the sample; the link to it, or None when there is none."""
+        relative = self.save(outcome, now)
+        return None if relative is None else self.link(relative)

@@ -93,7 +93,9 @@ def incident_from_row(row: Mapping[Any, Any]) -> Incident:
     )
 
 
-def _save_incident(connection: Connection, incident: Incident) -> Incident:
+def _save_incident(
+    connection: Connection, incident: Incident, effective_level: AlertLevel | None = None
+) -> Incident:
     values = {
         "fingerprint": incident.fingerprint,
         "check_name": incident.check,
@@ -109,11 +111,37 @@ def _save_incident(connection: Connection, incident: Incident) -> Incident:
         # unique: a second open incident of this fingerprint fails (see record_in_transaction)
         "open_fingerprint": incident.fingerprint if incident.open else None,
     }
+    if effective_level is not None:
+        values["effective_level"] = int(effective_level)
     if incident.id is None:
         new_id = connection.execute(incidents.insert().values(**values)).inserted_primary_key[0]  # type: ignore[index]
         return Incident(**{**incident.__dict__, "id": int(new_id)})
     connection.execute(incidents.update().where(incidents.c.id == incident.id).values(**values))
     return incident
+
+
+def save_effective_level(connection: Connection, incident_id: int, level: AlertLevel) -> None:
+    """Remember the level alerting decided for an open incident (escalation included)."""
+    connection.execute(
+        incidents.update().where(incidents.c.id == incident_id).values(effective_level=int(level))
+    )
+
+
+def open_incident_levels(connection: Connection, checks: Sequence[str]) -> dict[str, AlertLevel]:
+    """Each of `checks` with an open incident: the level alerting last decided for it
+    (escalation included; the latest run's level for incidents recorded before migration 8)."""
+    if not checks:
+        return {}
+    rows = connection.execute(
+        sa.select(incidents.c.check_name, incidents.c.effective_level, incidents.c.level).where(
+            incidents.c.status == "open", incidents.c.check_name.in_(sorted(set(checks)))
+        )
+    )
+    found: dict[str, AlertLevel] = {}
+    for check, effective, level in rows:
+        decided = AlertLevel(effective if effective is not None else level)
+        found[check] = max(found.get(check, decided), decided)  # one per scope: the highest
+    return found
 
 
 def _threads(connection: Connection, incident_id: int) -> dict[str, dict[str, Any]]:
@@ -222,9 +250,12 @@ def record_outcome(
     recorded = Recorded(run_id, incident, change)
     if incident is None or change is IncidentChange.NONE:
         return recorded
-    incident = recorded.incident = _save_incident(connection, incident)
-    assert incident.id is not None
     level = policy.effective_level(incident, now) if incident.open else incident.level
+    # kept on the incident (a resolved one keeps its last), so summaries and the report show
+    # the level its notifications carry
+    kept = level if incident.open else None
+    incident = recorded.incident = _save_incident(connection, incident, kept)
+    assert incident.id is not None
     threads = _threads(connection, incident.id)
     active_mutes = [*mutes, *stored_silences(connection)]
     for receiver in dict.fromkeys([*policy.routes, *threads]):

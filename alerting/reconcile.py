@@ -15,7 +15,12 @@ from sqlalchemy.engine import Connection, Engine
 from alerting.decisions import decide
 from alerting.model import Notification
 from alerting.mutes import Mute, muted_because, stored_silences
-from alerting.pipeline import _last_notice, enqueue_notification, incident_from_row
+from alerting.pipeline import (
+    _last_notice,
+    enqueue_notification,
+    incident_from_row,
+    save_effective_level,
+)
 from alerting.policy import EscalationPolicy
 from checkers.storage import incidents, notifications, receiver_threads
 
@@ -92,6 +97,8 @@ def _reconcile(
         return None
     policy = policy_for(incident.check)
     level = policy.effective_level(incident, now) if incident.open else incident.level
+    if incident.open and incident.id is not None:
+        save_effective_level(connection, incident.id, level)
     lowest = policy.routes.get(receiver)
     reason = decide(
         incident,

@@ -4,30 +4,42 @@ table. Receivers escape and lay it out for their medium."""
 from __future__ import annotations
 
 import urllib.parse
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from alerting.model import Notification, NotifyReason
-from checkers.outcome import Status
+from checkers.levels import AlertLevel
+from checkers.outcome import CheckOutcome, Status
 
 SAMPLE_ROWS = 10
 SAMPLE_COLUMNS = 8
 CELL_WIDTH = 40
 
 
+def state(outcome: CheckOutcome, level: AlertLevel) -> str:
+    """ "FAILED (level ERROR)" or "could not run (level ERROR)": the words of `dq run`, so a level
+    is never read as a status."""
+    verb = "could not run" if outcome.status is Status.ERROR else "FAILED"
+    return f"{verb} (level {level.name})"
+
+
 def title(n: Notification) -> str:
-    state = "RESOLVED" if n.resolved else n.level.name
-    return f"[DQ] {state}: {n.outcome.check}"
+    """The alert's title: `[DQ] FAILED (level ERROR): c`, `[DQ] could not run (level ERROR): c`
+    or `[DQ] RESOLVED: c`."""
+    words = "RESOLVED" if n.resolved else state(n.outcome, n.level)
+    return f"[DQ] {words}: {n.outcome.check}"
+
+
+def reason(o: CheckOutcome) -> str:
+    """What failed: the reason a check could not run, else its counts."""
+    return f"reason: {o.error}" if o.status is Status.ERROR else counts(o)
 
 
 def headline(n: Notification) -> str:
     o = n.outcome
     if n.reason is NotifyReason.RESOLVED:
         return f"Resolved: the check passed again after {n.failing_runs} failing run(s)."
-    what = (
-        f"could not be evaluated: {o.error}"
-        if o.status is Status.ERROR
-        else f"{o.failing:,} of {o.total:,} elements failing ({o.share:.2%})"
-    )
+    what = reason(o)
     prefix = {
         NotifyReason.NEW: "",
         NotifyReason.REPEAT: f"Still failing (run {n.failing_runs}): ",
@@ -35,6 +47,56 @@ def headline(n: Notification) -> str:
         NotifyReason.LEVEL_LOWERED: f"Lowered to {n.level.name}: ",
     }[n.reason]
     return f"{prefix}{what}"
+
+
+def counts(o: CheckOutcome) -> str:
+    """Failing elements of all, with the excused ones and the share tolerance and levels judge
+    when KnownBroken keys excuse some: "2,310 of 336,776 elements failing (0.69%), 1,204 of
+    them excused by known-broken keys; judged on the 1,106 unexcused (0.33%)"."""
+    text = f"{o.failing:,} of {o.total:,} elements failing ({o.share:.2%})"
+    if not o.excused:
+        return text
+    return (
+        f"{text}, {o.excused:,} of them excused by known-broken keys; "
+        f"judged on the {o.unexcused:,} unexcused ({o.unexcused_share:.2%})"
+    )
+
+
+def level_text(n: Notification) -> str:
+    """The notification's level, and the run's own when escalation raised it."""
+    if n.resolved:
+        return "RESOLVED"
+    o = n.outcome
+    if o.status is Status.FAILED and n.level > o.level:
+        return f"{n.level.name} (escalated from {o.level.name})"
+    return n.level.name
+
+
+def keys_text(o: CheckOutcome, shown: int = 10) -> str:
+    """The first `shown` failing keys, with how many distinct keys fail when that is known:
+    "721 distinct keys (first 100 listed): N102UW, N103US, … "."""
+    listed = ", ".join(map(str, o.failing_keys[:shown]))
+    count = o.describe_failing_keys()
+    if not count:
+        more = f" and {len(o.failing_keys) - shown} more" if len(o.failing_keys) > shown else ""
+        return listed + more
+    more = ", …" if len(o.failing_keys) > shown or (o.failing_keys_distinct or 0) > shown else ""
+    return f"{count}: {listed}{more}" if listed else count
+
+
+#: Incidents named in a `still_failing` line; the rest are counted.
+STILL_FAILING_NAMED = 10
+
+
+def still_failing(repeats: Sequence[Notification]) -> str:
+    """One line for many "still failing" repeats: "still failing: 3 incidents (a: run 17, b: run
+    5, c: run 2)"."""
+    named = sorted(repeats, key=lambda n: n.outcome.check)
+    runs = [f"{n.outcome.check}: run {n.failing_runs}" for n in named[:STILL_FAILING_NAMED]]
+    if len(named) > STILL_FAILING_NAMED:
+        runs.append(f"and {len(named) - STILL_FAILING_NAMED} more")
+    noun = "incident" if len(named) == 1 else "incidents"
+    return f"still failing: {len(named)} {noun} ({', '.join(runs)})"
 
 
 @dataclass(frozen=True)
@@ -45,20 +107,20 @@ class Fact:
 
 def facts(n: Notification) -> list[Fact]:
     o = n.outcome
-    rows = [Fact("Level", "RESOLVED" if n.resolved else n.level.name)]
+    rows = [Fact("Level", level_text(n))]
     if o.status is not Status.ERROR and not n.resolved:
         rows.append(Fact("Failing", f"{o.failing:,} / {o.total:,} ({o.share:.2%})"))
-        if o.unexcused != o.failing:
-            rows.append(Fact("Not excused", f"{o.unexcused:,}"))
+        if o.excused:
+            rows.append(Fact("Excused", f"{o.excused:,} (known-broken keys)"))
+            judged = f"{o.unexcused:,} / {o.total:,} ({o.unexcused_share:.2%})"
+            rows.append(Fact("Not excused", f"{judged}: what tolerance and levels judge"))
     if o.tolerance:
         rows.append(Fact("Tolerance", o.tolerance))
     if o.owner:
         rows.append(Fact("Owner", o.owner))
     rows.append(Fact("Open since", n.opened_at.strftime("%Y-%m-%d %H:%M UTC")))
-    if o.failing_keys and not n.resolved:
-        shown = ", ".join(map(str, o.failing_keys[:10]))
-        more = f" and {len(o.failing_keys) - 10} more" if len(o.failing_keys) > 10 else ""
-        rows.append(Fact("Failing keys", shown + more))
+    if (o.failing_keys or o.failing_keys_distinct) and not n.resolved:
+        rows.append(Fact("Failing keys", keys_text(o)))
     return rows
 
 

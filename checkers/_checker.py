@@ -38,6 +38,9 @@ class CheckerResult:
     #: What the run read: `rows_read`, and for incremental checks `partitions_read` (new or
     #: changed) of `partitions` (in scope).
     reading: dict[str, int] = field(default_factory=dict)
+    #: How many distinct keys `failing_keys` are drawn from, and whether the count is exact (a
+    #: sketch estimates it beyond a few thousand); None when the checker has no key.
+    keys_distinct: tuple[int, bool] | None = None
     fetch_sample: Callable[[int], list[SampleRow]] | None = field(default=None, repr=False)
     fetch_keys: Callable[[int], list[object]] | None = field(default=None, repr=False)
     _sample: list[SampleRow] | None = field(default=None, repr=False)

@@ -61,6 +61,11 @@ class CheckOutcome:
     tolerance: str = ""
     sample: tuple[SampleRow, ...] = ()
     failing_keys: tuple[object, ...] = ()
+    #: How many distinct keys `failing_keys` (at most 100) are drawn from; None when the check
+    #: has no key (or the count is unknown). `failing_keys_approximate`: estimated (a sketch
+    #: counts exactly up to 4,096 distinct keys).
+    failing_keys_distinct: int | None = None
+    failing_keys_approximate: bool = False
     metrics: Mapping[str, object] = field(default_factory=dict)
     started_at: dt.datetime | None = None
     finished_at: dt.datetime | None = None
@@ -69,6 +74,9 @@ class CheckOutcome:
     #: and `partitions` (in scope).
     reading: Mapping[str, int] = field(default_factory=dict)
     scope: str = ""
+    #: Where the run wrote its failing sample for alerts to link to: a POSIX path relative to
+    #: the failing-rows directory ("" when none; `alerting.failing_rows.failing_rows_link`).
+    failing_rows: str = ""
     owner: str = ""
     tags: tuple[str, ...] = ()
 
@@ -82,19 +90,47 @@ class CheckOutcome:
         """Whether this outcome should open or update an incident."""
         return self.status in (Status.FAILED, Status.ERROR)
 
+    @property
+    def excused(self) -> int:
+        """Failing elements excused by KnownBroken keys (the tolerance and levels judge the
+        others, `unexcused`)."""
+        return max(self.failing - self.unexcused, 0)
+
+    @property
+    def unexcused_share(self) -> float:
+        """Share of unexcused failing elements: what tolerances and alert levels judge."""
+        return self.unexcused / self.total if self.total else 0.0
+
+    def describe_failing_keys(self) -> str:
+        """How many distinct keys fail against how many are listed, e.g. "721 distinct keys
+        (first 100 listed)"; empty when the count is unknown."""
+        count = self.failing_keys_distinct
+        if count is None:
+            return ""
+        listed = len(self.failing_keys)
+        noun = "distinct key" if count == 1 else "distinct keys"
+        about = "about " if self.failing_keys_approximate else ""
+        notes = ["estimated"] if self.failing_keys_approximate else []
+        if not listed and count:
+            notes.append("not listed")
+        elif listed < count or self.failing_keys_approximate:
+            notes.append(f"first {listed} listed")
+        return f"{about}{count:,} {noun}" + (f" ({'; '.join(notes)})" if notes else "")
+
     def with_times(self, started_at: dt.datetime, finished_at: dt.datetime) -> CheckOutcome:
         return replace(self, started_at=started_at, finished_at=finished_at)
 
     def summary(self) -> str:
-        """One line for logs and CLIs."""
+        """One line for logs: "c: FAILED (level ERROR), 2/16 failing (12.50%)" or "c: could not
+        run: <reason>"; a level is never printed where it could be read as a status."""
         if self.status is Status.ERROR:
-            return f"{self.check}: ERROR ({self.error})"
+            return f"{self.check}: could not run: {self.error}"
         if self.status is Status.PASSED:
             return f"{self.check}: passed ({self.total} checked)"
         counts = f"{self.failing}/{self.total} failing ({self.share:.2%})"
         if self.status is Status.TOLERATED:
             return f"{self.check}: tolerated, {counts}, within {self.tolerance}"
-        return f"{self.check}: {self.level.name}, {counts}"
+        return f"{self.check}: FAILED (level {self.level.name}), {counts}"
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}

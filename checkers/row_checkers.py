@@ -23,7 +23,13 @@ from checkers._checker import (
 )
 from checkers._keys import key_columns, quoted
 from checkers.metrics import Analyzer, CountWhere, Metric, Size
-from checkers.metrics.samples import BottomK, DistinctBottomK, hashable_columns
+from checkers.metrics.samples import (
+    BottomK,
+    DistinctBottomK,
+    DistinctCount,
+    as_text,
+    hashable_columns,
+)
 from checkers.outcome import json_safe
 from checkers.predicates import Predicate, as_condition, failing
 from checkers.tolerances import KnownBroken
@@ -82,10 +88,17 @@ class RowPredicateChecker(Checker):
                     return rows[:limit]  # type: ignore[return-value]
                 return rows_to_dicts(frame.filter(wanted).limit(limit).collect())
 
+            distinct = samples.distinct_keys(metrics, only_unexcused)
+
             def fetch_keys(limit: int) -> list[object]:
                 found = samples.keys(metrics, only_unexcused)
-                if limit > DEFAULT_KEY_LIMIT and len(found) >= DEFAULT_KEY_LIMIT:
-                    query = frame.filter(wanted).select(*keys_read).distinct().limit(limit)
+                larger = limit > DEFAULT_KEY_LIMIT and len(found) >= DEFAULT_KEY_LIMIT
+                # Beyond ~750 distinct keys in one task the pass's sample may lose some (or all)
+                # of them: the distinct count tells, and a query reads them instead.
+                lost = distinct is not None and len(found) < min(limit, distinct[0])
+                if larger or lost:
+                    query = frame.filter(wanted).select(*keys_read).distinct()
+                    query = query.orderBy(*[F.col(c) for c in query.columns]).limit(limit)
                     found = [tuple(json_safe(v) for v in r) for r in query.collect()]
                 ordered = sorted(found, key=lambda r: tuple(map(_sort_key, r)))[:limit]
                 return [r[0] if len(r) == 1 else list(r) for r in ordered]
@@ -98,6 +111,7 @@ class RowPredicateChecker(Checker):
                 metrics=dict(values),
                 fetch_sample=fetch,
                 fetch_keys=fetch_keys if self.key else None,
+                keys_distinct=distinct,
             )
 
         return CheckerPlan(frame, [*analyzers.values(), *samples.analyzers], finish)
@@ -111,8 +125,9 @@ MAX_IN_PASS = 100_000
 
 class _FailingSamples:
     """A checker's failing rows (all columns) and failing keys, sampled in the shared scan: the
-    rows with the smallest hashes (unexcused ones first), and up to DEFAULT_KEY_LIMIT distinct
-    keys (all of them when fewer fail)."""
+    rows with the smallest hashes (unexcused ones first), up to DEFAULT_KEY_LIMIT distinct keys
+    (all of them when fewer fail), and how many distinct keys fail (of unexcused failing rows,
+    and of all failing rows when some are excused)."""
 
     def __init__(
         self,
@@ -132,6 +147,8 @@ class _FailingSamples:
         self.sample = BottomK(f"{name}:sample", row, ordering, self.k) if self.k > 0 else None
         self.analyzers: list[Analyzer] = [self.sample] if self.sample else []
         self.key_sample: DistinctBottomK | None = None
+        self.distinct: DistinctCount | None = None
+        self.distinct_all: DistinctCount | None = None
         if keys:
             value = F.struct(*keys)
             value_type = frame.select(value.alias("key")).schema["key"].dataType
@@ -141,6 +158,14 @@ class _FailingSamples:
                 f"{name}:keys", value, rank, value_type, DEFAULT_KEY_LIMIT
             )
             self.analyzers.append(self.key_sample)
+            text = as_text(value)
+            unexcused = fails if excuse is None else fails & ~excuse
+            self.distinct = DistinctCount(f"{name}:distinct_keys", F.when(unexcused, text))
+            self.analyzers.append(self.distinct)
+            if excuse is not None:
+                every = DistinctCount(f"{name}:distinct_failing_keys", F.when(fails, text))
+                self.distinct_all = every
+                self.analyzers.append(every)
 
     @staticmethod
     def _entries(
@@ -161,6 +186,19 @@ class _FailingSamples:
         assert self.key_sample is not None
         found = self._entries(metrics, self.key_sample, only_unexcused)
         return [tuple(v.values()) for v in found]  # type: ignore[attr-defined]
+
+    def distinct_keys(
+        self, metrics: Mapping[Analyzer, Metric], only_unexcused: bool
+    ) -> tuple[int, bool] | None:
+        """How many distinct keys the listed ones are drawn from (unexcused failing ones, or all
+        failing ones when none is unexcused), and whether that count is exact; None without a
+        key or when the count could not be computed."""
+        analyzer = self.distinct if only_unexcused else self.distinct_all or self.distinct
+        metric = metrics.get(analyzer) if analyzer is not None else None
+        if metric is None or not metric.ok:
+            return None
+        value: dict[str, Any] = metric.value  # type: ignore[assignment]
+        return int(value["count"]), bool(value["exact"])
 
 
 def _internal(column: str) -> bool:

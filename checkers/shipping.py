@@ -1,6 +1,6 @@
 """Shipping the check packages to the executors, so Python predicates (UDFs) run off the laptop:
-the packages named in DQ_CHECKS, those of the checks being evaluated and dq-checkers' own are
-zipped from where this process imports them and added to the session once
+the configured check packages (checkers.check_packages), those of the checks being evaluated and
+dq-checkers' own are zipped from where this process imports them and added to the session once
 (`addArtifacts(pyfile=True)`; Spark Connect and classic clusters alike). A local master needs
 nothing: its Python workers share this machine's files."""
 
@@ -18,10 +18,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from checkers.check_packages import CHECKS_ENV, checks_packages
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-CHECKS_ENV = "DQ_CHECKS"  # comma-separated packages to import checks from (default: checks)
 #: dq-checkers' own packages: a check module imports them, and so does its predicate's unpickling.
 OWN_PACKAGES = ("alerting", "checkers", "checks", "scheduling")
 DEPLOYMENT_DOC = "docs/deployment.md"
@@ -30,16 +31,10 @@ _shipped: set[tuple[str, str]] = set()  # (session, zip name) pairs already adde
 _lock = threading.Lock()
 
 
-def checks_packages(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """The packages named in DQ_CHECKS (default `checks`)."""
-    env = os.environ if environ is None else environ
-    return tuple(p.strip() for p in env.get(CHECKS_ENV, "checks").split(",") if p.strip())
-
-
 def packages_to_ship(
     modules: Iterable[str] = (), *, environ: Mapping[str, str] | None = None
 ) -> tuple[str, ...]:
-    """Top-level packages the executors need: DQ_CHECKS's, those of `modules` (the checks'
+    """Top-level packages the executors need: the check packages, those of `modules` (the checks'
     modules) and dq-checkers' own, sorted."""
     names = [*checks_packages(environ), *modules, *OWN_PACKAGES]
     return tuple(sorted({n.split(".")[0] for n in names if n and n != "__main__"}))

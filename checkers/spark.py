@@ -1,6 +1,6 @@
 """The Spark session factory: local by default, `DQ_SPARK_MASTER` for a cluster, `DQ_SPARK_REMOTE`
-(`sc://host:port`) for Spark Connect. Everything else in dq-checkers takes a session or a
-DataFrame."""
+(`sc://host:port`) for Spark Connect; Spark's own output goes to a log file (spark_logs.py).
+Everything else in dq-checkers takes a session or a DataFrame."""
 
 from __future__ import annotations
 
@@ -13,6 +13,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pyspark.sql import SparkSession
+
+from checkers.jdbc_drivers import with_driver_jars
+from checkers.spark_logs import jvm_output_to, quiet_connect_client, spark_log
 
 DEFAULT_MASTER = "local[2]"
 # Small-machine defaults; anything set in `config` or in Spark's own configuration wins.
@@ -63,30 +66,39 @@ def spark_session(
 ) -> SparkSession:
     """Get or create the process's SparkSession (see `spark_target` for where it runs).
 
-    Local and cluster sessions get small-machine defaults (UI off, few shuffle partitions, UTC)
-    unless `config` says otherwise; a Spark Connect session takes `config` as it is."""
+    Sessions whose driver runs in this process (local, a cluster, a local Spark Connect server)
+    get small-machine defaults (UI off, few shuffle partitions, UTC) unless `config` says
+    otherwise, our log4j2 configuration and the installed JDBC driver jars (jdbc_drivers.py); a
+    remote Spark Connect server's session takes `config` as it is. The driver's output goes to
+    `spark_log()` (stderr under Airflow)."""
     kind, url = spark_target(master=master, remote=remote, environ=environ)
     if kind == "remote":
         require_connect_server(url)
+    log = spark_log(environ)
     builder = SparkSession.builder.appName(app_name)
     settings = dict(config or {})
-    if kind == "remote":
-        builder = builder.remote(url)
-    else:
-        builder = builder.master(url)
+    builder = builder.remote(url) if kind == "remote" else builder.master(url)
+    driver_here = kind == "master" or not url.startswith("sc://")
+    if driver_here:
         settings = {**DEFAULT_CONFIG, **settings}
         if url.startswith("local"):
             # Python predicates run in worker processes: give them this interpreter (its packages).
             # Outside spark-submit, PySpark reads only PYSPARK_PYTHON (else `python3` on PATH).
             settings.setdefault("spark.pyspark.python", sys.executable)
             os.environ.setdefault("PYSPARK_PYTHON", settings["spark.pyspark.python"])
+        if jars := with_driver_jars(settings.get("spark.jars", ""), environ):
+            settings["spark.jars"] = jars  # JDBC drivers (jdbc_drivers.py)
         settings["spark.driver.extraJavaOptions"] = driver_java_options(
             settings.get("spark.driver.extraJavaOptions", "")
         )
+    if kind == "remote":
+        quiet_connect_client(log)
     for key, value in settings.items():
         builder = builder.config(key, value)
     quiet_query_context_loggers()
-    return builder.getOrCreate()
+    starts_driver = driver_here and SparkSession.getActiveSession() is None
+    with jvm_output_to(log if starts_driver else None):
+        return builder.getOrCreate()
 
 
 def require_connect_server(url: str, *, timeout_s: float = CONNECT_TIMEOUT_S) -> None:

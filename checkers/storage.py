@@ -70,6 +70,9 @@ incidents = sa.Table(
     # per fingerprint (NULLs may repeat on SQLite, PostgreSQL and MariaDB alike). Migration 3.
     sa.Column("open_fingerprint", sa.String(64)),
     sa.Index("ux_dq_incidents_open_fingerprint", "open_fingerprint", unique=True),
+    # The level alerting last decided (escalation included) while the incident was open: what
+    # its notifications said. NULL for incidents recorded before migration 8.
+    sa.Column("effective_level", sa.Integer),
 )
 
 notifications = sa.Table(
@@ -312,6 +315,15 @@ def _v7_partitions(connection: Connection) -> None:
     partition_states.create(connection, checkfirst=True)
 
 
+def _v8_effective_level(connection: Connection) -> None:
+    inspector = sa.inspect(connection)
+    column = incidents.c.effective_level
+    if column.name not in {c["name"] for c in inspector.get_columns(incidents.name)}:
+        compiler = connection.dialect.ddl_compiler(connection.dialect, None)  # type: ignore[arg-type]
+        spec = compiler.get_column_specification(column)
+        connection.exec_driver_sql(f"ALTER TABLE {incidents.name} ADD COLUMN {spec}")
+
+
 #: Numbered migrations, applied in order and recorded in dq_schema_versions. Add, never edit.
 #: A fresh database gets later columns of a table already from migration 1 (which creates the
 #: tables as defined now), so later migrations add columns and indexes only when missing.
@@ -323,6 +335,7 @@ MIGRATIONS: list[tuple[int, Callable[[Connection], None]]] = [
     (5, _v5_spool_replays),
     (6, _v6_readiness),
     (7, _v7_partitions),
+    (8, _v8_effective_level),
 ]
 
 

@@ -1,5 +1,5 @@
 """Quality checks: the `QualityCheck` base class teams subclass, the registry, running checks
-into outcomes, and the example checks (`checks.examples`)."""
+into outcomes, and the example checks (`checks.examples`, discovered only when named)."""
 
 from checks.assets import Guarded
 from checks.base import QualityCheck

@@ -181,7 +181,7 @@ def evaluate_checks(
         item.timings["evaluate_s"] = elapsed if id(item) in by_check else 0.0
         result = by_check.get(id(item)) or CheckerResult.failed_to_run(item.error or "not run")
         broken = [malformed[p] for p in item.sources.values() if p in malformed]
-        if broken and result.error is None:
+        if broken:  # the source is the cause: its reason names the file and the record
             result = CheckerResult.failed_to_run(broken[0])
         if item.partitions is not None and full and result.rows is not None:
             scope = len(item.partitions.scope)
@@ -273,6 +273,7 @@ def _outcome(item: _Pending, result: CheckerResult, started_at: dt.datetime) -> 
         error = redact_values(error)
     sample: list[dict[str, object]] = []
     keys: list[object] = []
+    distinct = result.keys_distinct if status in (Status.FAILED, Status.TOLERATED) else None
     if status is Status.FAILED:
         began = time.perf_counter()
         sample = [
@@ -295,6 +296,8 @@ def _outcome(item: _Pending, result: CheckerResult, started_at: dt.datetime) -> 
         tolerance=check.tolerance.describe(),
         sample=tuple(sample),
         failing_keys=tuple(tuple(k) if isinstance(k, list) else k for k in keys),
+        failing_keys_distinct=distinct[0] if distinct else None,
+        failing_keys_approximate=bool(distinct and not distinct[1]),
         metrics=dict(result.metrics),
         reading=result.reading or ({"rows_read": result.rows} if result.rows is not None else {}),
         started_at=started_at,

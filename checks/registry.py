@@ -9,11 +9,12 @@ import importlib
 import logging
 import pkgutil
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from checkers.check_packages import apart
 from checks.definition import CheckDefinitionError
 from checks.problems import DefinitionProblem, for_class, for_import_failure
 
@@ -94,6 +95,7 @@ class Discovery:
 
     checks: dict[str, type[QualityCheck]]
     problems: tuple[DefinitionProblem, ...]
+    packages: tuple[str, ...] = ()  # where discovery looked
 
     def problem(self, name: str) -> DefinitionProblem | None:
         return next((p for p in self.problems if p.name == name), None)
@@ -106,6 +108,11 @@ class Discovery:
         if failed:
             reason += f"; modules that failed to import: {', '.join(dict.fromkeys(failed))}"
         reason += "; if it was renamed or removed, run `dq manifest` to refresh the DAG's list"
+        if self.packages:
+            reason += (
+                f"; the check packages here are {', '.join(self.packages)} (DQ_CHECKS, or "
+                "`checks` in dq.toml)"
+            )
         return DefinitionProblem(name=name, module="", qualname="", reason=reason)
 
 
@@ -123,28 +130,33 @@ def _import(name: str) -> object | None:
         return None
 
 
-def _walk(package: str) -> Iterator[str]:
-    """`package` and every module under it, in name order, importing each."""
+def _walk(package: str, roots: Sequence[str]) -> Iterator[str]:
+    """`package` and every module under it, in name order, importing each; the shipped modules
+    kept apart (the examples) only when a root names them."""
     module = _import(package)
     yield package
     for info in pkgutil.iter_modules(getattr(module, "__path__", []), prefix=f"{package}."):
+        if apart(info.name, roots):
+            continue
         if info.ispkg:
-            yield from _walk(info.name)
+            yield from _walk(info.name, roots)
         else:
             _import(info.name)
             yield info.name
 
 
-def _inside(module: str, packages: Iterable[str]) -> bool:
-    return any(module == p or module.startswith(f"{p}.") for p in packages)
+def _inside(module: str, packages: Sequence[str]) -> bool:
+    inside = any(module == p or module.startswith(f"{p}.") for p in packages)
+    return inside and not apart(module, packages)
 
 
 def discover_all(packages: Iterable[str] | str) -> Discovery:
     """Import every module under `packages` (checks register themselves) and return the checks
-    defined there and the problems of those that could not be defined. Nothing raises."""
+    defined there and the problems of those that could not be defined. Nothing raises. The
+    shipped examples (`checks.examples`) are left out unless a package names them."""
     roots = [packages] if isinstance(packages, str) else [p.strip() for p in packages if p.strip()]
     with collecting():
-        modules = [m for root in roots for m in _walk(root)]
+        modules = [m for root in roots for m in _walk(root, roots)]
     checks = {
         name: check for name, check in registered().items() if _inside(check.__module__, roots)
     }
@@ -156,7 +168,7 @@ def discover_all(packages: Iterable[str] | str) -> Discovery:
                 problem = _qualified(problem)
             taken.add(problem.name)
             problems.append(problem)
-    return Discovery(checks, tuple(problems))
+    return Discovery(checks, tuple(problems), tuple(roots))
 
 
 def _qualified(problem: DefinitionProblem) -> DefinitionProblem:

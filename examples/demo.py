@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
+    from checkers.levels import AlertLevel
     from checkers.outcome import CheckOutcome
 
 FIRST_DAY = dt.date(2013, 12, 8)
@@ -71,6 +72,7 @@ Reads = Mapping[str, Sequence[tuple[dt.datetime, int, Mapping[str, int]]]]
 
 class DemoResult(TypedDict):
     latest: dict[str, CheckOutcome]  # the last outcome per check
+    escalated: dict[str, AlertLevel]  # the open incidents' levels after the last run
     reads: Reads
     report: Path
 
@@ -111,6 +113,7 @@ def run_demo(
     from checkers.spark import spark_session
     from checks.examples import __all__ as names
     from examples.warehouse import append_day, build_warehouse
+    from scheduling.console import outcome_lines
     from scheduling.report import write_report
     from scheduling.runner import run_due
     from scheduling.settings import Settings
@@ -134,6 +137,7 @@ def run_demo(
     )
     spark = spark_session(app_name="dq-demo")
     latest: dict[str, CheckOutcome] = {}
+    escalated: dict[str, AlertLevel] = {}
     incremental = {c.name for c in checks if c.incremental is not None}
     reads: dict[str, list[tuple[dt.datetime, int, Mapping[str, int]]]] = {}
     lake_rows = warehouse.lake_flights
@@ -156,18 +160,21 @@ def run_demo(
             flush=True,
         )
         latest.update({o.check: o for o in result.outcomes})
+        for outcome in result.outcomes:  # a check that ran has its incident's level anew
+            escalated.pop(outcome.check, None)
+        escalated.update(result.escalated)
         day += dt.timedelta(days=1)
     path = write_report(settings.engine, report or base / "report.html", now=now)
     print(
         f"\nSummary after {(time.perf_counter() - started) / 60:.1f} minutes "
         f"({(last_day - first_day).days + 1} simulated days):"
     )
-    for _, outcome in sorted(latest.items()):
-        print(f"  {outcome.summary()}")
+    for line in outcome_lines([o for _, o in sorted(latest.items())], escalated=escalated):
+        print(f"  {line}")
     print("\nRows read per run by the incremental checks, against a read of the whole lake:")
     print("\n".join(reading_summary(reads)))
     print(f"\nReport: {path}\nAlerts: {Path(os.environ['DQ_STATE_DIR']) / 'alerts.jsonl'}")
-    return {"latest": latest, "reads": reads, "report": path}
+    return {"latest": latest, "escalated": escalated, "reads": reads, "report": path}
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,49 +1,70 @@
 """`dq`: list checks, see what is due, run checks, run the local scheduler, read history, write
 the DAG manifest and the HTML report, manage silences, validate check definitions, check a
-worker's environment (`dq doctor`). Exit codes: 0 all passed or tolerated, 1 a check failed
-(`dq validate`: a check definition has a problem), 3 a check could not be evaluated (a broken
-definition included), 2 usage errors, 4 the project database was unavailable (outcomes
-spooled), 5 `dq run --full` found an incremental check whose stored states drifted."""
+worker's environment (`dq doctor`). Exit codes (scheduling/exits.py): 0 all passed or tolerated,
+1 a check FAILED (`dq validate`: a check definition has a problem), 2 usage error, 3 a check
+could not run (a broken definition included), 4 the project database was unavailable (outcomes
+spooled), 5 `dq run --full` found an incremental check whose stored states drifted, 70 dq itself
+crashed (one line on stderr, the traceback in $DQ_STATE_DIR/logs/dq.log)."""
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
-import os
+import json
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from checkers.outcome import CheckOutcome, Status
+from checkers.outcome import CheckOutcome
+from scheduling.cli_silence import add_silence_commands
+from scheduling.cli_times import iso_text, parse_time
+from scheduling.console import Style, outcome_lines
+from scheduling.exits import (
+    EXIT_CRASH,
+    EXIT_DRIFT,
+    EXIT_ERROR,
+    EXIT_FAILED,
+    EXIT_INFRA,
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    exit_code,
+    run_exit_code,
+)
 
 if TYPE_CHECKING:
     from checks.registry import Discovery
     from scheduling.claims import Claim
+    from scheduling.run_output import DriftCheck
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
-EXIT_INFRA = 4  # the project database was unavailable: outcomes went to stderr and the spool
-EXIT_INVALID = 1  # `dq validate`: a check definition has a problem
-EXIT_DRIFT = 5  # `dq run --full`: an incremental outcome differs from a recomputation
-
-
-def _parse_time(text: str | None) -> dt.datetime:
-    from checkers.storage import utc_now
-
-    if text is None:
-        return utc_now()
-    moment = dt.datetime.fromisoformat(text)
-    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+__all__ = [
+    "EXIT_CRASH",
+    "EXIT_DRIFT",
+    "EXIT_ERROR",
+    "EXIT_FAILED",
+    "EXIT_INFRA",
+    "EXIT_INVALID",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "exit_code",
+    "main",
+    "parser",
+]
 
 
 def _discovery(*, quiet: bool = False) -> Discovery:
-    """Checks and definition problems of the DQ_CHECKS packages; problems go to stderr."""
-    from checkers.shipping import checks_packages
+    """Checks and definition problems of the check packages; problems go to stderr."""
+    from checkers.check_packages import configured_packages
     from checks.registry import discover_all
     from checks.validation import problem_lines
 
-    found = discover_all(checks_packages())
+    packages = configured_packages()
+    packages.make_importable()
+    found = discover_all(packages.names)
+    if not found.checks and not found.problems and not quiet:
+        print(f"dq: {packages.hint()}", file=sys.stderr)
     if found.problems and not quiet:
         print(
             f"dq: {len(found.problems)} check(s) could not be defined (`dq validate` lists them):",
@@ -58,26 +79,19 @@ def _checks() -> dict[str, type]:
     return dict(_discovery().checks)
 
 
-def exit_code(outcomes: Sequence[CheckOutcome]) -> int:
-    statuses = {o.status for o in outcomes}
-    if Status.ERROR in statuses:
-        return EXIT_ERROR
-    return EXIT_FAILED if Status.FAILED in statuses else EXIT_OK
-
-
 def _print_outcomes(outcomes: Sequence[CheckOutcome]) -> None:
-    for outcome in outcomes:
-        print(f"  {outcome.summary()}")
+    for line in outcome_lines(outcomes, style=Style.of(sys.stdout)):
+        print(line)
 
 
 def _print_skipped(skipped: Sequence[Claim]) -> None:
     """Windows another run claimed: not outcomes, so they leave the exit code alone."""
     for claim in skipped:
-        print(f"  {claim.describe()}")
+        print(f"- {claim.describe()}")
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    now = _parse_time(args.at)
+    now = parse_time(args.at)
     for name, check in _checks().items():
         clock = check.clock  # type: ignore[attr-defined]
         following = clock.next_fire(now).isoformat() if clock is not None else "manual only"
@@ -94,7 +108,7 @@ def _settings():  # type: ignore[no-untyped-def]
 def _cmd_due(args: argparse.Namespace) -> int:
     from scheduling.runner import due
 
-    windows = due(_parse_time(args.at), settings=_settings(), checks=list(_checks().values()))
+    windows = due(parse_time(args.at), settings=_settings(), checks=list(_checks().values()))
     for window in windows:
         print(f"{window.check:40} due in ({window.start.isoformat()}, {window.end.isoformat()}]")
     if not windows:
@@ -103,71 +117,70 @@ def _cmd_due(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from scheduling.progress import RunProgress
+    from scheduling.run_output import run_document, run_lines
     from scheduling.runner import run_checks, run_due
 
     found = _discovery()
     checks, problems = found.checks, found.problems
-    now = _parse_time(args.at)
+    now = parse_time(args.at)
     settings = _settings()
-    if args.due:
-        if args.checks:
-            print("dq run: give check names or --due, not both", file=sys.stderr)
-            return EXIT_USAGE
-        print(f"dq: running the checks due at {now.isoformat()} ...", flush=True)
-        report = run_due(now, settings=settings, checks=list(checks.values()), problems=problems)
-    else:
-        broken = [p for n in args.checks if n not in checks and (p := found.problem(n))]
-        unknown = [n for n in args.checks if n not in checks and not found.problem(n)]
-        if unknown or not args.checks:
-            print(
-                f"dq run: unknown checks {unknown}; `dq list` shows them"
-                if unknown
-                else "dq run: name checks to run, or --due",
-                file=sys.stderr,
+    if args.due and args.checks:
+        print("dq run: give check names or --due, not both", file=sys.stderr)
+        return EXIT_USAGE
+    broken = [p for n in args.checks if n not in checks and (p := found.problem(n))]
+    unknown = [n for n in args.checks if n not in checks and not found.problem(n)]
+    if not args.due and (unknown or not args.checks):
+        print(
+            f"dq run: unknown checks {unknown}; `dq list` shows them"
+            if unknown
+            else "dq run: name checks to run, or --due",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    if not args.json:
+        what = "the checks due" if args.due else f"{len(args.checks)} check(s)"
+        print(f"dq run: {what} at {now.isoformat()}", flush=True)
+    started = time.perf_counter()
+    with RunProgress(enabled=not args.json and sys.stdout.isatty()) as progress:
+        if args.due:
+            chosen = list(checks.values())
+            report = run_due(
+                now, settings=settings, checks=chosen, problems=problems, progress=progress
             )
-            return EXIT_USAGE
-        print(f"dq: running {len(args.checks)} check(s) ...", flush=True)
-        chosen = [checks[n] for n in args.checks if n in checks]
-        report = run_checks(chosen, now=now, settings=settings, problems=broken)
-    ran = {o.check for o in report.outcomes}
-    evaluated = [c for c in checks.values() if c.name in ran]
-    drifted = _guard_drift(evaluated, report.outcomes, now, settings) if args.full else False
-    _print_outcomes(report.outcomes)
-    _print_skipped(report.skipped)
-    if report.delivery is not None and report.delivery.pending:
-        print(f"  {len(report.delivery.pending)} notification(s) pending for the next run")
-    if report.spooled:
-        print(f"  {len(report.spooled)} outcome(s) not recorded: spooled for the next run")
-    if report.spooled or report.database_error is not None:
-        return EXIT_INFRA
-    if drifted:
-        return EXIT_DRIFT
-    return exit_code(report.outcomes)
+        else:
+            chosen = [checks[n] for n in args.checks if n in checks]
+            report = run_checks(
+                chosen, now=now, settings=settings, problems=broken, progress=progress
+            )
+        ran = {o.check for o in report.outcomes}
+        evaluated = [c for c in checks.values() if c.name in ran]
+        drift = _guard_drift(evaluated, report.outcomes, now, settings) if args.full else None
+    code = run_exit_code(
+        report.outcomes,
+        infrastructure=bool(report.spooled) or report.database_error is not None,
+        drifted=drift is not None and drift.drifted,
+    )
+    if args.json:
+        print(json.dumps(run_document(report, at=now, code=code, drift=drift), indent=2))
+        return code
+    took = time.perf_counter() - started
+    style = Style.of(sys.stdout)
+    for line in run_lines(report, code=code, took=took, style=style, drift=drift):
+        print(line)
+    return code
 
 
 def _guard_drift(
     chosen: Sequence[type], outcomes: Sequence[CheckOutcome], now: dt.datetime, settings: object
-) -> bool:
-    """`dq run --full`: compare each incremental check with a recomputation; True on drift."""
+) -> DriftCheck:
+    """`dq run --full`: compare each incremental check with a recomputation."""
     from scheduling.drift import guard
+    from scheduling.run_output import DriftCheck
 
     reports = guard(chosen, outcomes, now=now, settings=settings)  # type: ignore[arg-type]
     named = {getattr(c, "name", "?") for c in chosen if getattr(c, "incremental", None) is None}
-    for name in sorted(named):
-        print(f"  {name}: not incremental, nothing to compare")
-    for report in reports:
-        read = report.full.reading
-        if not report.differences:
-            print(
-                f"  {report.check}: no drift (incremental = from scratch over "
-                f"{read.get('partitions', 0)} partitions, {read.get('rows_read', 0)} rows)"
-            )
-            continue
-        print(f"  {report.check}: DRIFT, the stored states no longer match the data:")
-        for line in report.differences:
-            print(f"    {line}")
-        print("    its stored partitions are forgotten: the next run reads them all again")
-    return any(r.differences for r in reports)
+    return DriftCheck(tuple(reports), tuple(sorted(named)))
 
 
 def _cmd_deliver(args: argparse.Namespace) -> int:
@@ -175,7 +188,7 @@ def _cmd_deliver(args: argparse.Namespace) -> int:
 
     settings = _settings()
     report = deliver_pending(
-        settings.engine, settings.receivers, _parse_time(args.at), retry=settings.delivery
+        settings.engine, settings.receivers, parse_time(args.at), retry=settings.delivery
     )
     print(f"sent {len(report.sent)}, failed {len(report.failed)}, pending {len(report.pending)}")
     return EXIT_OK
@@ -208,9 +221,11 @@ def _cmd_scheduler(args: argparse.Namespace) -> int:
 def _cmd_history(args: argparse.Namespace) -> int:
     from scheduling.history import history
 
-    for record in history(_settings().engine, args.check, limit=args.limit):
+    records = history(_settings().engine, args.check, limit=args.limit)
+    lines = outcome_lines([r.outcome for r in records], style=Style.of(sys.stdout))
+    for record, line in zip(records, lines, strict=True):
         window = record.window_end.isoformat() if record.window_end else "manual"
-        print(f"{window:32} {record.outcome.summary()}")
+        print(f"{window:32} {line}")
     return EXIT_OK
 
 
@@ -218,7 +233,7 @@ def _cmd_ready(args: argparse.Namespace) -> int:
     """Exit 0 when the guarded asset passed quality (for the window ending --at), else 1."""
     from checks.readiness import is_ready
 
-    at = _parse_time(args.at) if args.at else None
+    at = parse_time(args.at) if args.at else None
     ready = is_ready(_settings().engine, args.asset, at=at)
     window = f" for the window ending {at.isoformat()}" if at else ""
     print(f"{args.asset}: {'ready' if ready else 'not ready'}{window}")
@@ -249,61 +264,8 @@ def _cmd_manifest(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from scheduling.report import write_report
 
-    path = write_report(_settings().engine, args.out, now=_parse_time(args.at))
+    path = write_report(_settings().engine, args.out, now=parse_time(args.at))
     print(f"wrote {path}")
-    return EXIT_OK
-
-
-def _cmd_silence(args: argparse.Namespace) -> int:
-    import getpass
-
-    from alerting.mutes import Silence
-    from alerting.silences import (
-        current_silences,
-        describe_silence,
-        expire_silence,
-        new_silence,
-        parse_duration,
-        store_silence,
-    )
-
-    now = _parse_time(args.at)
-    settings = _settings()
-    if args.action == "add":
-        try:
-            silence = new_silence(
-                args.pattern,
-                now=now,
-                comment=args.comment,
-                created_by=args.by or os.environ.get("USER") or getpass.getuser(),
-                duration=parse_duration(args.duration) if args.duration else None,
-                until=_parse_time(args.until) if args.until else None,
-                starts_at=_parse_time(args.starts) if args.starts else None,
-            )
-        except ValueError as exc:
-            print(f"dq silence add: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-        with settings.engine.begin() as connection:
-            silence = store_silence(connection, silence)
-        print(f"silence {silence.id}: {describe_silence(silence)}")
-    elif args.action == "expire":
-        try:
-            with settings.engine.begin() as connection:
-                silence = expire_silence(connection, args.id, now)
-        except LookupError as exc:
-            print(f"dq silence expire: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-        print(f"silence {silence.id} expired at {now.isoformat()}; the next run reconciles it")
-    else:
-        configured = [m for m in settings.mutes if isinstance(m, Silence)]
-        with settings.engine.connect() as connection:
-            silences = current_silences(connection, now, configured)
-        for silence in silences:
-            ident = "dq.toml" if silence.id is None else str(silence.id)
-            state = "active" if silence.starts_at <= now else "upcoming"
-            print(f"{ident:>8}  {state:8}  {describe_silence(silence)}")
-        if not silences:
-            print("no active or upcoming silence")
     return EXIT_OK
 
 
@@ -315,6 +277,12 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         print(line)
     print(summary(found))
     return EXIT_INVALID if found.problems else EXIT_OK
+
+
+def _cmd_init(args: argparse.Namespace) -> int:
+    from scheduling.scaffold import init_command
+
+    return init_command(args.package, Path.cwd())
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
@@ -333,15 +301,21 @@ def parser() -> argparse.ArgumentParser:
     main = argparse.ArgumentParser(prog="dq", description=__doc__.splitlines()[0])
     commands = main.add_subparsers(dest="command", required=True)
     listing = commands.add_parser("list", help="checks, clocks and next fire")
-    listing.add_argument("--at", help="ISO time (default now)")
+    listing.add_argument("--at", type=iso_text, help="ISO time (default now)")
     listing.set_defaults(func=_cmd_list)
     due = commands.add_parser("due", help="checks due at a time")
-    due.add_argument("--at", help="ISO time (default now)")
+    due.add_argument("--at", type=iso_text, help="ISO time (default now)")
     due.set_defaults(func=_cmd_due)
     run = commands.add_parser("run", help="run checks now, or those due")
     run.add_argument("checks", nargs="*")
     run.add_argument("--due", action="store_true", help="run the checks due (one scheduler tick)")
-    run.add_argument("--at", help="ISO time of the run (default now)")
+    run.add_argument("--at", type=iso_text, help="ISO time of the run (default now)")
+    run.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON document (outcomes, skipped windows, pending notifications, exit "
+        "code) and nothing else on stdout",
+    )
     run.add_argument(
         "--full",
         action="store_true",
@@ -350,7 +324,7 @@ def parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(func=_cmd_run)
     deliver = commands.add_parser("deliver", help="deliver pending notifications once")
-    deliver.add_argument("--at", help="ISO time of the delivery (default now)")
+    deliver.add_argument("--at", type=iso_text, help="ISO time of the delivery (default now)")
     deliver.set_defaults(func=_cmd_deliver)
     scheduler = commands.add_parser("scheduler", help="run due checks every 15 minutes")
     scheduler.add_argument("--interval-minutes", type=float, default=15.0)
@@ -361,7 +335,9 @@ def parser() -> argparse.ArgumentParser:
     hist.set_defaults(func=_cmd_history)
     ready = commands.add_parser("ready", help="whether a guarded asset passed quality (exit 0/1)")
     ready.add_argument("asset")
-    ready.add_argument("--at", help="ISO end of the window it must cover (default: its latest)")
+    ready.add_argument(
+        "--at", type=iso_text, help="ISO end of the window it must cover (default: its latest)"
+    )
     ready.set_defaults(func=_cmd_ready)
     manifest = commands.add_parser("manifest", help="write (or --check) the DAG's check manifest")
     manifest.add_argument("--out", help="where (default DQ_MANIFEST, else beside the DAG)")
@@ -371,28 +347,16 @@ def parser() -> argparse.ArgumentParser:
     manifest.set_defaults(func=_cmd_manifest)
     report = commands.add_parser("report", help="write the HTML report")
     report.add_argument("--out", default=".dq/report.html")
-    report.add_argument("--at", help="ISO time of the report (default now)")
+    report.add_argument("--at", type=iso_text, help="ISO time of the report (default now)")
     report.set_defaults(func=_cmd_report)
-    silence = commands.add_parser("silence", help="mute checks for a while (add, list, expire)")
-    silences = silence.add_subparsers(dest="action", required=True)
-    add = silences.add_parser("add", help="silence the checks matching PATTERN (fnmatch)")
-    add.add_argument("pattern")
-    length = add.add_mutually_exclusive_group(required=True)
-    length.add_argument("--for", dest="duration", help="how long: 30m, 2h, 1d12h")
-    length.add_argument("--until", help="ISO end time")
-    add.add_argument("--starts", help="ISO start time (default now)")
-    add.add_argument("--comment", required=True, help="why (shown with every muted alert)")
-    add.add_argument("--by", help="who (default $USER)")
-    listing_silences = silences.add_parser("list", help="active and upcoming silences")
-    expire = silences.add_parser("expire", help="end a silence now")
-    expire.add_argument("id", type=int)
-    for sub in (add, listing_silences, expire):
-        sub.add_argument("--at", help="ISO time taken as now (default now)")
-        sub.set_defaults(func=_cmd_silence)
+    add_silence_commands(commands)
     validate = commands.add_parser(
         "validate", help="import every check module and list definition problems (exit 1 if any)"
     )
     validate.set_defaults(func=_cmd_validate)
+    init = commands.add_parser("init", help="scaffold a checks package, dq.toml and a test here")
+    init.add_argument("package", help="the new checks package's name, e.g. teamchecks")
+    init.set_defaults(func=_cmd_init)
     doctor = commands.add_parser(
         "doctor", help="check this worker: database, checks, Spark and its executors (exit 0 if OK)"
     )
@@ -404,14 +368,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     import sqlalchemy as sa
 
     from checkers.storage import database_url
+    from scheduling.crash import crashed
     from scheduling.outage import describe, unavailable
+    from scheduling.worker_config import WorkerConfigurationError
 
     args = parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except sa.exc.SQLAlchemyError as exc:  # a command that needs the database, while it is down
-        if not unavailable(exc):
-            raise
+    except WorkerConfigurationError as exc:  # refused with its fix: a usage error
+        print(f"dq {args.command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:
+        if not isinstance(exc, sa.exc.SQLAlchemyError) or not unavailable(exc):
+            return crashed(args.command, exc)
+        # a command that needs the database, while it is down
         where = sa.engine.make_url(database_url())
         print(
             f"dq {args.command}: needs the project database ({describe(exc, where)})",

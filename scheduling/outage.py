@@ -17,7 +17,8 @@ from sqlalchemy.engine import URL, Connection, Engine
 from alerting.pipeline import record_outcome
 from alerting.policy import EscalationPolicy
 from alerting.recording import record_in_transaction
-from checkers.outcome import CheckOutcome, Status
+from alerting.render import reason, state
+from checkers.outcome import CheckOutcome
 from checkers.storage import migrate, spool_replays
 from scheduling.spool import Spool, SpoolEntry
 from scheduling.windows import last_window_ends, remember_window_ends
@@ -92,12 +93,8 @@ def tolerated(settings: Settings) -> Iterator[None]:
 
 def alert_line(outcome: CheckOutcome) -> str:
     """The console receiver's line, for an outcome no outbox can carry."""
-    what = (
-        f"could not be evaluated: {outcome.error}"
-        if outcome.status is Status.ERROR
-        else f"{outcome.failing:,} of {outcome.total:,} elements failing ({outcome.share:.2%})"
-    )
-    return f"[DQ] {outcome.level.name}: {outcome.check}: {what} (not recorded, spooled)"
+    words = state(outcome, outcome.level)
+    return f"[DQ] {words}: {outcome.check}: {reason(outcome)} (not recorded, spooled)"
 
 
 def record_or_spool(

@@ -8,12 +8,14 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqlalchemy.engine import Connection
 
 from alerting import DeliveryReport, EscalationPolicy, deliver_pending, record_outcome
+from alerting.pipeline import open_incident_levels
 from alerting.reconcile import reconcile_mutes
+from checkers.levels import AlertLevel
 from checkers.outcome import CheckOutcome
 from checks import QualityCheck, registered
 from checks.problems import DefinitionProblem, problem_outcome
@@ -50,6 +52,16 @@ class RunReport:
     skipped: list[Claim] = field(default_factory=list)  # windows another run holds or did
     #: What each guarded check's run did to its asset's readiness marker; `error`: not written.
     readiness: list[Readiness] = field(default_factory=list)
+    #: Check -> the effective (escalated) level of its open incident after this run.
+    escalated: dict[str, AlertLevel] = field(default_factory=dict)
+
+
+#: Told what a run does next ("evaluating 10 checks", "recording 3/10: x"): a live display.
+Progress = Callable[[str], None]
+
+
+def _quiet(stage: str) -> None:
+    """The default Progress: nobody is watching."""
 
 
 def _policies(
@@ -83,11 +95,13 @@ def run_checks(
     spark: object | None = None,
     problems: Sequence[DefinitionProblem] = (),
     retry_errors: bool = False,
+    progress: Progress = _quiet,
 ) -> RunReport:
     """Evaluate, record and alert. A failing or broken check never stops the others; each of
     `problems` (checks that could not be defined) is recorded and alerted as an ERROR outcome.
     A window another run holds or has done is skipped (`RunReport.skipped`), unless
-    `retry_errors` and its recorded outcome is ERROR: then it is evaluated again."""
+    `retry_errors` and its recorded outcome is ERROR: then it is evaluated again. `progress`
+    is told each stage."""
     from checks.evaluation import evaluate_checks  # Spark only when something runs
 
     policy_for = _policies(settings, checks)
@@ -100,6 +114,7 @@ def run_checks(
     spooled: list[CheckOutcome] = []
     gates: list[Readiness] = []
     with claimed:  # leases renewed while the checks evaluate
+        progress(f"evaluating {len(checks)} check{'' if len(checks) == 1 else 's'}")
         evaluated = (
             evaluate_checks(
                 list(checks),
@@ -114,8 +129,10 @@ def run_checks(
         )
         evaluated = [*evaluated, *(problem_outcome(p, now) for p in problems)]
         subjects: list[Subject] = [*checks, *problems]
-        for subject, outcome in zip(subjects, evaluated, strict=True):
+        for done, (subject, evaluated_outcome) in enumerate(zip(subjects, evaluated, strict=True)):
+            progress(f"recording {done + 1}/{len(subjects)}: {subject.name}")
             window = by_name.get(subject.name)
+            outcome = _save_failing_rows(settings, evaluated_outcome, now)
             recorded = _record(settings, claimed, subject, outcome, now, window=window)
             if isinstance(recorded, Claim):  # another run took the window over
                 skipped.append(recorded)
@@ -128,15 +145,34 @@ def run_checks(
             if gate := publish_readiness(engine, subject, outcome, now, window=window):
                 gates.append(gate)
     delivery = None
+    escalated: dict[str, AlertLevel] = {}
+    progress("delivering notifications")
     with tolerated(settings):
         if settings.database_error is None:
             reconcile_mutes(settings.engine, policy_for, now, mutes=settings.mutes)
             delivery = deliver_pending(
                 settings.engine, settings.receivers, now, retry=settings.delivery
             )
+            with settings.engine.connect() as connection:
+                escalated = open_incident_levels(connection, [o.check for o in outcomes])
     return RunReport(
-        outcomes, list(windows), delivery, spooled, settings.database_error, skipped, gates
+        outcomes,
+        list(windows),
+        delivery,
+        spooled,
+        settings.database_error,
+        skipped,
+        gates,
+        escalated=escalated,
     )
+
+
+def _save_failing_rows(settings: Settings, outcome: CheckOutcome, now: dt.datetime) -> CheckOutcome:
+    """The outcome, with where its failing sample was written for alerts to link to."""
+    if settings.failing_rows is None or not outcome.sample:
+        return outcome
+    relative = settings.failing_rows.save(outcome, now)
+    return replace(outcome, failing_rows=relative) if relative else outcome
 
 
 def _record(
@@ -151,11 +187,10 @@ def _record(
     """Record the outcome, its incident, outbox rows and done claim in one transaction: True, or
     False when the database is unavailable and the outcome was spooled instead. When our lease ran
     out and another run took the window over, nothing is recorded: returns that run's claim."""
+    rows = settings.failing_rows
     links = {}
-    if settings.failing_rows is not None and outcome.sample:
-        link = settings.failing_rows.write(outcome, now)
-        if link:
-            links["failing rows"] = link
+    if rows is not None and outcome.failing_rows:
+        links[rows.label] = rows.link(outcome.failing_rows)
     policy = settings.policy_for(subject)
 
     def record(connection: Connection) -> None:
@@ -201,6 +236,7 @@ def run_due(
     checks: Sequence[type[QualityCheck]] | None = None,
     spark: object | None = None,
     problems: Sequence[DefinitionProblem] = (),
+    progress: Progress = _quiet,
 ) -> RunReport:
     """One tick of the local scheduler: run what is due since each check's last window, then
     remember `now` as every considered check's last window end. `problems` are reported as
@@ -216,6 +252,7 @@ def run_due(
         windows=windows,
         spark=spark,
         problems=problems,
+        progress=progress,
     )
     skipped = {c.check: c for c in report.skipped}
     with tolerated(settings):
@@ -264,10 +301,10 @@ def run_window(
     settings: Settings | None = None,
 ) -> WindowResults:
     """Run the named checks for the window (start, end] with settings from the environment (the
-    Airflow tasks' entry point), from the packages in DQ_CHECKS (default `checks`). A name that
-    could not be defined (or was not found) is that check's ERROR outcome. A window already
-    recorded gives the recorded outcome (with `retry_errors`, an ERROR one is evaluated again);
-    one a live run still holds gives that run's claim."""
+    Airflow tasks' entry point), from the check packages (DQ_CHECKS or dq.toml's `checks`). A
+    name that could not be defined (or was not found) is that check's ERROR outcome. A window
+    already recorded gives the recorded outcome (with `retry_errors`, an ERROR one is evaluated
+    again); one a live run still holds gives that run's claim."""
     from checkers.shipping import checks_packages
     from checks.registry import discover_all
 

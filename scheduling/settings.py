@@ -15,6 +15,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from alerting import EscalationPolicy, FailingRowsLog, RetryPolicy, load_config
+from alerting.config import published_url
+from alerting.failing_rows import FAILING_ROWS_DIR_ENV, FAILING_ROWS_URL_ENV
 from alerting.mutes import Mute
 from alerting.receivers import (
     ConsoleReceiver,
@@ -115,12 +117,13 @@ class Settings:
         path = Path(config_path or os.environ.get(CONFIG_ENV, "dq.toml"))
         policy = EscalationPolicy(routes=routes, escalate_after_runs=4)
         mutes: list[Mute] = []
+        rows: tuple[Path | None, str | None] = (None, None)
         if path.exists():
-            config = load_config(path)
+            config = load_config(path, known_receivers=[*found, *(receivers or {})])
             found.update(config.receivers)
-            if "default" in config.policies:
-                policy = config.policies["default"]
+            policy = config.policies.get("default", policy)
             mutes.extend(config.silences)
+            rows = (config.failing_rows_directory, config.failing_rows_url)
         found.update(receivers or {})
         deadline_s, parallelism = _load_limits()
         problem: sa.exc.SQLAlchemyError | None = None
@@ -137,12 +140,24 @@ class Settings:
             load_parallelism=parallelism,
             default_policy=policy,
             mutes=mutes,
-            failing_rows=FailingRowsLog(state_dir() / "failing"),
+            failing_rows=failing_rows_log(*rows),
             delivery=RetryPolicy(budget_s=float(os.environ.get(DELIVERY_BUDGET_ENV, "60"))),
         )
         if problem is not None:
             database_unavailable(settings, problem)
         return settings
+
+
+def failing_rows_log(directory: Path | None = None, base_url: str | None = None) -> FailingRowsLog:
+    """Where failing rows go and how alerts link to them: DQ_FAILING_ROWS_DIR and
+    DQ_FAILING_ROWS_URL, else dq.toml's [failing_rows] (given), else `$DQ_STATE_DIR/failing`
+    and file links."""
+    env = os.environ
+    if env.get(FAILING_ROWS_DIR_ENV):
+        directory = Path(env[FAILING_ROWS_DIR_ENV]).resolve()
+    if env.get(FAILING_ROWS_URL_ENV):
+        base_url = published_url(env[FAILING_ROWS_URL_ENV], FAILING_ROWS_URL_ENV)
+    return FailingRowsLog(directory or state_dir() / "failing", base_url=base_url)
 
 
 SOURCE_DEADLINE_ENV = "DQ_SOURCE_DEADLINE_S"

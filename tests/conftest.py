@@ -11,6 +11,8 @@ from collections.abc import Iterator
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
+from checkers.jdbc_drivers import driver_jars
+
 # Python UDF workers (Python predicates) must run this interpreter, which has pandas and pyarrow.
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 POSTGRES_URL = os.environ.get(
@@ -24,6 +26,9 @@ TEST_CONFIG = {
     "spark.default.parallelism": "2",
     "spark.sql.session.timeZone": "UTC",
     "spark.driver.memory": "2g",
+    "spark.ui.showConsoleProgress": "false",
+    # JDBC drivers installed from Debian (a local Connect server takes them from here too).
+    **({"spark.jars": ",".join(jars)} if (jars := driver_jars()) else {}),
 }
 
 

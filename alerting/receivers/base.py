@@ -5,7 +5,7 @@ next one starts. Retries, ordering, leases and dedup are the delivery stage's jo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from alerting.model import Notification
 
@@ -40,3 +40,11 @@ class Receiver(Protocol):
         this step was begun before and never confirmed (a crash or a timeout): a receiver that
         can find its effect (Slack, by message metadata) adopts it instead of repeating it."""
         ...
+
+
+@runtime_checkable
+class GatheringReceiver(Protocol):
+    """A receiver that gathers some notifications of a delivery run into one message (the
+    console's "still failing" line): told when its share of the run is over."""
+
+    def end_delivery(self) -> None: ...

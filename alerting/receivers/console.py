@@ -4,26 +4,43 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from pathlib import Path
 
-from alerting.model import Notification
+from alerting.model import Notification, NotifyReason
 from alerting.receivers.base import Delivery, Thread
-from alerting.render import headline, title
+from alerting.render import headline, still_failing, title
 
 log = logging.getLogger("dq.alerts")
 
 
 class ConsoleReceiver:
-    """Logs one line per notification (logger `dq.alerts`)."""
+    """Logs one line per notification (logger `dq.alerts`), except "still failing" repeats: a
+    delivery run's repeats end it as one line (`still_failing`), so a console that hears every
+    open incident every run is not buried; new, escalated, lowered and resolved ones still get
+    their own line."""
 
     def __init__(self, name: str = "console") -> None:
         self.name = name
+        self._repeats: list[Notification] = []
+        self._lock = threading.Lock()
 
     def send(
         self, notification: Notification, thread: Thread, step: int, *, in_flight: bool = False
     ) -> Delivery:
-        log.warning("%s: %s", title(notification), headline(notification))
+        if notification.reason is NotifyReason.REPEAT:
+            with self._lock:
+                self._repeats.append(notification)
+        else:
+            log.warning("%s: %s", title(notification), headline(notification))
         return Delivery(ok=True, steps_done=1)
+
+    def end_delivery(self) -> None:
+        """The delivery run is over: log its repeats, if any, as one line."""
+        with self._lock:
+            repeats, self._repeats = self._repeats, []
+        if repeats:
+            log.warning("%s", still_failing(repeats))
 
 
 class FileReceiver:

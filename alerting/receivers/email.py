@@ -74,9 +74,15 @@ def _html(n: Notification) -> str:
     return "<html><body>" + "".join(parts) + "</body></html>"
 
 
+#: A CA bundle (PEM) that signs the SMTP server's certificate, for servers a private CA signs;
+#: a receiver's own `ca_file` wins.
+CA_FILE_ENV = "DQ_SMTP_CA_FILE"
+
+
 class EmailReceiver:
-    """Sends through `host:port` with STARTTLS (certificate and host name verified) and, when
-    `username_env`/`password_env` are given, SMTP login with credentials from the environment."""
+    """Sends through `host:port` with STARTTLS (certificate and host name verified against the
+    system's CAs, or those in `ca_file` / $DQ_SMTP_CA_FILE) and, when `username_env` /
+    `password_env` are given, SMTP login with credentials from the environment."""
 
     def __init__(
         self,
@@ -89,7 +95,8 @@ class EmailReceiver:
         username_env: str | None = None,
         password_env: str | None = None,
         starttls: bool = True,
-        ssl_context: Callable[[], ssl.SSLContext] = ssl.create_default_context,
+        ca_file: str | None = None,
+        ssl_context: Callable[[], ssl.SSLContext] | None = None,
         timeout_s: float = 30.0,
     ) -> None:
         if not recipients:
@@ -104,6 +111,7 @@ class EmailReceiver:
         self.sender, self.recipients = sender, list(recipients)
         self.username_env, self.password_env = username_env, password_env
         self.starttls, self.ssl_context, self.timeout_s = starttls, ssl_context, timeout_s
+        self.ca_file = ca_file
         self.domain = sender.rpartition("@")[2] or "dq-checkers"
 
     def send(
@@ -114,10 +122,14 @@ class EmailReceiver:
             notification, sender=self.sender, recipients=self.recipients, domain=self.domain
         )
         try:
+            context = self._tls_context() if self.starttls else None
+        except OSError as exc:  # a CA file that cannot be read: fix the setting, never retry
+            return Delivery(ok=False, error=f"cannot read the SMTP CA file: {exc}")
+        try:
             with smtplib.SMTP(self.host, self.port, timeout=self.timeout_s) as smtp:
                 smtp.ehlo()
-                if self.starttls:
-                    smtp.starttls(context=self.ssl_context())
+                if context is not None:
+                    smtp.starttls(context=context)
                     smtp.ehlo()
                 if self.username_env and self.password_env:
                     smtp.login(os.environ[self.username_env], os.environ[self.password_env])
@@ -128,6 +140,13 @@ class EmailReceiver:
             transient = 400 <= exc.smtp_code < 500
             return Delivery(
                 ok=False, retryable=transient, error=f"SMTP {exc.smtp_code}: {exc.smtp_error!r}"
+            )
+        except ssl.SSLCertVerificationError as exc:
+            return Delivery(
+                ok=False,
+                error="TLS failed: the SMTP server's certificate is not trusted "
+                f"({exc.verify_message}); if a private CA signs it, give its PEM file as "
+                f"ca_file (dq.toml) or {CA_FILE_ENV}",
             )
         except ssl.SSLError as exc:
             return Delivery(ok=False, error=f"TLS failed (certificate not trusted?): {exc}")
@@ -140,3 +159,11 @@ class EmailReceiver:
             )
         partial = f"refused: {sorted(refused)}" if refused else None
         return Delivery(ok=True, steps_done=1, error=partial)
+
+    def _tls_context(self) -> ssl.SSLContext:
+        """A verifying context: the given factory's, else one trusting `ca_file` (or
+        $DQ_SMTP_CA_FILE) instead of the system's CAs when set."""
+        if self.ssl_context is not None:
+            return self.ssl_context()
+        ca_file = self.ca_file or os.environ.get(CA_FILE_ENV) or None
+        return ssl.create_default_context(cafile=ca_file)

@@ -52,6 +52,8 @@ def pagerduty_event(n: Notification, routing_key: str) -> dict[str, object]:
                 "tolerance": o.tolerance,
                 "error": o.error,
                 "failing_keys": list(o.failing_keys[:20]),
+                "failing_keys_distinct": o.failing_keys_distinct,
+                "excused": o.excused,
                 "sample": list(o.sample[:5]),
                 "failing_runs": n.failing_runs,
             },

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from alerting.model import Notification, NotifyReason
 from alerting.receivers.base import Delivery, Thread
-from alerting.render import facts, headline, linkable, sample_text, title
+from alerting.render import facts, headline, keys_text, linkable, sample_text, title
 from checkers.env_secrets import env_name, secret_from_env
 
 log = logging.getLogger(__name__)
@@ -99,8 +99,8 @@ def root_blocks(n: Notification) -> list[dict[str, object]]:
 def reply_text(n: Notification) -> str:
     state = "RESOLVED" if n.resolved else n.level.name
     lines = [f"{LEVEL_EMOJI[state]} {escape(headline(n))}"]
-    if not n.resolved and n.outcome.failing_keys:
-        lines.append("Failing keys: " + escape(", ".join(map(str, n.outcome.failing_keys[:10]))))
+    if not n.resolved and (n.outcome.failing_keys or n.outcome.failing_keys_distinct):
+        lines.append("Failing keys: " + escape(keys_text(n.outcome)))
     return "\n".join(lines)
 
 

@@ -1,14 +1,17 @@
 """Bounded samples computed in the shared scan: the k values with the smallest ordering (bottom-k
-by a hash, so deterministic and mergeable), and up to k distinct values. Checkers use them for
-failing rows and failing keys, so a sample costs no pass of its own."""
+by a hash, so deterministic and mergeable), up to k distinct values, and how many distinct values
+there are (a Theta sketch: exact up to its nominal size, estimated beyond). Checkers use them for
+failing rows and failing keys, so a sample or a count costs no pass of its own."""
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+import datasketches as ds
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, MapType, StructType, VariantType
@@ -25,6 +28,15 @@ _JSON_OPTIONS = {
 }
 #: Distinct values tracked per partition: all of them count while fewer than ~750 are seen.
 DISTINCT_CAPACITY = 1000
+#: A Theta sketch of 2^12 entries counts up to 4,096 distinct values exactly; beyond, its
+#: estimate has a relative standard error of about 1.6%.
+DEFAULT_THETA_LG_K = 12
+
+
+def as_text(value: Column) -> Column:
+    """A struct value as JSON text that tells distinct values apart (timestamps to the
+    microsecond), for counting or deduplicating it."""
+    return F.to_json(value, _JSON_OPTIONS)
 
 
 def _order(entry: Sequence[object]) -> tuple[object, ...]:
@@ -130,7 +142,7 @@ class DistinctBottomK(_Sample):
 
     def aggregations(self, schema: StructType) -> list[Column]:
         flag = F.when(self.rank, F.lit("1")).otherwise(F.lit("0"))
-        text = F.concat(flag, F.to_json(self.value, _JSON_OPTIONS))
+        text = F.concat(flag, as_text(self.value))
         seen = F.call_function(
             "approx_top_k",
             F.when(self.rank.isNotNull(), text),
@@ -161,3 +173,68 @@ class DistinctBottomK(_Sample):
                 ),
             )
         ]
+
+
+@state_kind("theta")
+@dataclass(frozen=True)
+class ThetaState:
+    """A serialized compact Theta sketch: the distinct values' hashes while they fit (an exact
+    count), a uniform sample of them beyond. Merged in Python (a Theta union), so distinct counts
+    add up over partitions without Spark."""
+
+    sketch: bytes
+    lg_k: int = DEFAULT_THETA_LG_K
+
+    @classmethod
+    def zero(cls, lg_k: int = DEFAULT_THETA_LG_K) -> ThetaState:
+        return cls(ds.update_theta_sketch(lg_k).compact().serialize(), lg_k)
+
+    def merge(self, other: ThetaState) -> ThetaState:
+        lg_k = max(self.lg_k, other.lg_k)
+        union = ds.theta_union(lg_k)
+        union.update(self.load())
+        union.update(other.load())
+        return ThetaState(union.get_result().serialize(), lg_k)
+
+    def load(self) -> ds.compact_theta_sketch:
+        return ds.compact_theta_sketch.deserialize(self.sketch)
+
+    def count(self) -> tuple[int, bool]:
+        """The number of distinct values, and whether it is exact (else estimated)."""
+        sketch = self.load()
+        exact = not sketch.is_estimation_mode()
+        return math.floor(sketch.get_estimate() + 0.5), exact
+
+
+@dataclass(frozen=True, repr=False)
+class DistinctCount(ScanShareableAnalyzer):
+    """How many distinct values `value` (a Column; NULL rows are not counted) takes, in the shared
+    scan: exact up to 2^lg_k distinct values, estimated beyond. The value is `{"count": n,
+    "exact": bool}`. Identified by `instance_name`."""
+
+    instance_name: str
+    value: Column = field(compare=False, hash=False)
+    lg_k: int = DEFAULT_THETA_LG_K
+    entity_kind: ClassVar[Entity] = Entity.DATASET
+
+    @property
+    def instance(self) -> str:
+        return self.instance_name
+
+    def aggregations(self, schema: StructType) -> list[Column]:
+        return [F.theta_sketch_agg(self.value, self.lg_k)]
+
+    def state_from_aggregates(self, values: Sequence[object]) -> ThetaState:
+        if values[0] is None:
+            return ThetaState.zero(self.lg_k)
+        return ThetaState(bytes(values[0]), self.lg_k)  # type: ignore[call-overload]
+
+    def zero_state(self) -> ThetaState:
+        return ThetaState.zero(self.lg_k)
+
+    def compute_value(self, state: ThetaState) -> dict[str, object]:  # type: ignore[override]
+        count, exact = state.count()
+        return {"count": count, "exact": exact}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.instance_name!r})"

@@ -6,6 +6,7 @@ from checkers.parsers._base import Parser, SourceError, cast_to_promise, schema_
 from checkers.parsers.callable import CallableParser
 from checkers.parsers.files import CsvParser, JsonParser, ParquetParser, TableParser
 from checkers.parsers.http import HttpJsonParser
+from checkers.parsers.jdbc import JdbcParser
 from checkers.parsers.partitions import (
     PARTITION_COLUMN,
     HivePartitions,
@@ -21,6 +22,7 @@ __all__ = [
     "CsvParser",
     "HivePartitions",
     "HttpJsonParser",
+    "JdbcParser",
     "JsonParser",
     "ParquetParser",
     "Parser",

@@ -52,7 +52,7 @@ def test_killed_after_the_thread_reply_or_the_root_edit(env, engine, receivers, 
     next(steps, None)  # `dq deliver` past the lease
     [root] = slack.roots()
     [reply] = slack.replies(root)  # one thread, the reply once
-    assert "Escalated to ERROR" in reply.text and root.text.startswith("[DQ] ERROR")
+    assert "Escalated to ERROR" in reply.text and root.text.startswith("[DQ] FAILED (level ERROR)")
     assert len(root.edits) == 1 + step  # only the edit that was in flight is repeated
     assert {r["status"] for r in rows(engine)} == {"sent"}
 

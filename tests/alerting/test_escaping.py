@@ -41,7 +41,7 @@ def test_slack_text_and_blocks_escape_mentions_and_disguised_links():
         text = str(call.args["text"])
         assert "<" not in text and ">" not in text, text
     assert root[0].args["text"] == (
-        "[DQ] ERROR: orders_have_customers: could not be evaluated: cast failed: "
+        "[DQ] could not run (level ERROR): orders_have_customers: reason: cast failed: "
         "&lt;!channel&gt; &lt;http://evil.example|click here&gt; &amp; &lt;@U123&gt;"
     )
     everything = _texts(root[0].args)

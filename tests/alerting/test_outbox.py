@@ -3,6 +3,7 @@ embedded console and file receivers."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 
@@ -66,7 +67,33 @@ def test_console_and_file_receivers(engine, tmp_path, caplog):
     receivers = {"console": ConsoleReceiver(), "file": FileReceiver("file", tmp_path / "a.jsonl")}
     handle_outcome(engine, outcome(AlertLevel.ERROR), POLICY, T0)
     assert len(deliver_pending(engine, receivers, T0).sent) == 2
-    assert "[DQ] ERROR: orders_have_customers" in caplog.text
+    assert "[DQ] FAILED (level ERROR): orders_have_customers" in caplog.text
     [line] = (tmp_path / "a.jsonl").read_text().splitlines()
     record = json.loads(line)
     assert record["reason"] == "new" and record["outcome"]["failing"] == 3
+
+
+def test_the_console_gathers_repeats_into_one_still_failing_line(engine, tmp_path, caplog):
+    caplog.set_level(logging.WARNING, logger="dq.alerts")
+    receivers = {"console": ConsoleReceiver(), "file": FileReceiver("file", tmp_path / "a.jsonl")}
+    policy = EscalationPolicy(
+        routes=POLICY.routes, escalate_after_runs=None, repeat_every=dt.timedelta(0)
+    )
+    checks = ("orders_have_customers", "orders_have_amounts", "orders_are_unique")
+    for n, at in enumerate(T0 + dt.timedelta(hours=h) for h in range(3)):
+        for check in checks[: n + 1]:  # one new incident a run; the open ones repeat
+            handle_outcome(engine, outcome(AlertLevel.ERROR, check=check), policy, at)
+        deliver_pending(engine, receivers, at)
+    lines = [r.getMessage() for r in caplog.records if r.name == "dq.alerts"]
+    new = [
+        f"[DQ] FAILED (level ERROR): {check}: 3 of 120 elements failing (2.50%)" for check in checks
+    ]
+    assert lines == [  # new incidents get their own line; each run's repeats end it as one
+        new[0],
+        new[1],
+        "still failing: 1 incident (orders_have_customers: run 2)",
+        new[2],
+        "still failing: 2 incidents (orders_have_amounts: run 2, orders_have_customers: run 3)",
+    ]
+    told = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()]
+    assert [r["reason"] for r in told] == ["new", "repeat", "new", "repeat", "repeat", "new"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,54 @@ def test_payloads_respect_slack_limits():
         text = block.get("text", {}).get("text", "") if isinstance(block.get("text"), dict) else ""
         assert len(text) <= 3000
     assert len(root["blocks"]) <= 50  # type: ignore[arg-type]
+
+
+def escalated_with_excused_keys(reason: NotifyReason = NotifyReason.LEVEL_RAISED) -> Notification:
+    """2,310 unknown tail numbers of 336,776 flights, 1,204 excused: the run's level WARNING,
+    escalated to CRITICAL; 721 distinct keys fail, 100 listed."""
+    run = outcome(
+        AlertLevel.WARNING,
+        check="flight_planes_known",
+        failing=2310,
+        unexcused=1106,
+        total=336776,
+        failing_keys=tuple(f"N{i:03d}" for i in range(100)),
+        failing_keys_distinct=721,
+        tolerance="no failures outside known-broken keys",
+    )
+    n = notification(reason)
+    return replace(n, level=AlertLevel.CRITICAL, failing_runs=9, outcome=run)
+
+
+def test_excused_rows_distinct_keys_and_escalation_snapshots():
+    n = escalated_with_excused_keys()
+    matches_snapshot("email_escalated_excused_keys", email_parts(n))
+    thread = {"channel": "C0DQ", "ts": "1700000000.000001"}
+    matches_snapshot(
+        "slack_escalated_excused_keys", [c.__dict__ for c in slack_calls(n, thread, "C0DQ")]
+    )
+    text = email_parts(n)["bodies"]["text/plain"]  # type: ignore[index]
+    assert (
+        "2,310 of 336,776 elements failing (0.69%), 1,204 of them excused by known-broken keys; "
+        "judged on the 1,106 unexcused (0.33%)"
+    ) in text
+    assert "Level: CRITICAL (escalated from WARNING)" in text
+    assert "Failing keys: 721 distinct keys (first 100 listed): N000, N001," in text
+    event = pagerduty_event(n, "ROUTINGKEY")["payload"]["custom_details"]  # type: ignore[index]
+    assert (event["failing_keys_distinct"], event["excused"]) == (721, 1204)
+
+
+def test_failing_keys_described_against_the_list():
+    def described(**changes: object) -> str:
+        return outcome(AlertLevel.ERROR, **changes).describe_failing_keys()
+
+    hundred = tuple(range(100))
+    assert described() == ""  # no count: nothing claimed
+    assert described(failing_keys=(7,), failing_keys_distinct=1) == "1 distinct key"
+    assert described(failing_keys=hundred, failing_keys_distinct=721) == (
+        "721 distinct keys (first 100 listed)"
+    )
+    assert described(
+        failing_keys=hundred, failing_keys_distinct=7059, failing_keys_approximate=True
+    ) == ("about 7,059 distinct keys (estimated; first 100 listed)")
+    assert described(failing_keys=(), failing_keys_distinct=12) == "12 distinct keys (not listed)"

@@ -134,4 +134,4 @@ def test_a_failed_edit_is_retried_without_reposting_the_reply(engine, receivers,
     for tick in range(1, 4):  # each failed edit defers Slack to a later tick
         deliver_pending(engine, receivers, T0 + dt.timedelta(minutes=15 * tick), sleep=Sleeps())
     [root] = slack.roots()
-    assert len(slack.replies(root)) == 1 and root.text.startswith("[DQ] ERROR")
+    assert len(slack.replies(root)) == 1 and root.text.startswith("[DQ] FAILED (level ERROR)")

@@ -63,7 +63,7 @@ def test_recovery_inside_an_expired_silence_resolves_everywhere(settings, slack,
     assert set(recovered.suppressed) == {"slack", "email", "pagerduty"}  # type: ignore[attr-defined]
     next(steps)  # two ticks, still silenced: nothing goes out
     assert len(pagerduty.events) == 1 and not slack.replies(root) and len(mailbox.messages) == 1
-    assert root.text.startswith("[DQ] ERROR")
+    assert root.text.startswith("[DQ] FAILED (level ERROR)")
 
     assert next(steps) == EXIT_OK  # expired; the next tick reconciles and delivers
     assert [e["event_action"] for e in pagerduty.events] == ["trigger", "resolve"]
@@ -91,9 +91,11 @@ def test_open_incident_never_told_is_announced_when_the_dq_toml_silence_ends(
 
     tick(settings, 24)  # the silence ended; the check does not run again before tomorrow
     [root] = slack.roots()
-    assert root.text.startswith("[DQ] ERROR") and not slack.replies(root)
+    assert root.text.startswith("[DQ] FAILED (level ERROR)") and not slack.replies(root)
     assert [e["event_action"] for e in pagerduty.events] == ["trigger"]
-    assert len(mailbox.messages) == 1 and "[DQ] ERROR" in mailbox.messages[0]["Subject"]
+    assert (
+        len(mailbox.messages) == 1 and "[DQ] FAILED (level ERROR)" in mailbox.messages[0]["Subject"]
+    )
     assert [r for _, r, s in statuses(settings.engine) if s == "pending"] == []
     assert {(r, s) for _, r, s in statuses(settings.engine)} == {
         ("new", "suppressed"),

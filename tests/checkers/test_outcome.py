@@ -28,7 +28,9 @@ def test_outcome_round_trips_through_json():
     again = CheckOutcome.from_json(outcome.to_json())
     assert again == outcome
     assert again.share == 0.25
-    assert outcome.summary() == "flights_dest: CRITICAL, 3/12 failing (25.00%)"
+    assert outcome.summary() == (
+        "flights_dest: FAILED (level CRITICAL), 3/12 failing (25.00%)"
+    )
 
 
 def test_sample_values_become_json_safe():
@@ -55,7 +57,7 @@ def test_alerting_side_imports_without_spark():
 
 
 def test_error_and_tolerated_summaries():
-    assert CheckOutcome("c", Status.ERROR, error="boom").summary() == "c: ERROR (boom)"
+    assert CheckOutcome("c", Status.ERROR, error="boom").summary() == "c: could not run: boom"
     tolerated = CheckOutcome("c", Status.TOLERATED, failing=1, total=4, tolerance="fewer than 2")
     assert "within fewer than 2" in tolerated.summary()
     assert not tolerated.alerting and CheckOutcome("c", Status.ERROR).alerting

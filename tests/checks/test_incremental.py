@@ -139,6 +139,7 @@ def _compare(spark, checks, store):
         assert mine.error is None, mine.error
         assert differences(mine, full) == [], mine.check
         assert mine.failing_keys == full.failing_keys
+        assert mine.failing_keys_distinct == full.failing_keys_distinct  # a union, not a sum
         if mine.check == "flight_metrics":  # failing constraints (values checked above)
             assert [r["constraint"] for r in mine.sample] == [r["constraint"] for r in full.sample]
         else:  # the same failing rows: the bottom-k by hash of the merged partitions

@@ -190,3 +190,28 @@ def test_collecting_turns_a_definition_error_into_no_registration():
 
             def checker(self, data):
                 return PredicateSingleDatasetChecker(data, "true")
+
+
+def test_the_shipped_examples_register_only_when_a_package_names_them():
+    import checks.examples  # noqa: F401  (imported: registered, yet not a project's check)
+
+    assert discover_all("checks").checks == {}
+    assert not any(m.startswith("checks.pytest_plugin") for m in _walked("checks"))
+    assert "flight_destinations_known" in discover_all("checks.examples").checks
+    assert list(discover_all(["checks", "checks.examples.referential"]).checks) == [
+        "flight_destinations_known"
+    ]
+
+
+def _walked(package: str) -> list[str]:
+    from checks.registry import _walk
+
+    return list(_walk(package, [package]))
+
+
+def test_a_check_not_found_names_the_packages_searched(package):
+    name = package({"mod": HEADER + _check("Present")})
+    missing = discover_all([name]).missing("absent")
+    assert missing.reason.endswith(
+        f"the check packages here are {name} (DQ_CHECKS, or `checks` in dq.toml)"
+    )

@@ -92,7 +92,7 @@ def test_task_states_tell_each_checks_truth(tick):
     warning = summaries["numbers_below_three"]
     assert warning["status"] == "failed" and warning["level"] == "WARNING"
     log = stand.task_log("dq_checks", run.run_id, "every_quarter_positive.result")
-    assert "every_quarter_positive: CRITICAL, 1/3 failing" in log
+    assert "every_quarter_positive: FAILED (level CRITICAL), 1/3 failing" in log
 
 
 def test_one_spark_application_reads_each_source_once(tick):

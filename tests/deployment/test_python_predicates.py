@@ -180,10 +180,15 @@ def _listening(port: int) -> bool:
 
 
 def _alive_workers(ui_port: int) -> int:
+    """Workers the master counts; 0 until its UI answers the JSON page.
+
+    While it starts, the master's UI can serve its HTML front page for ``/json/``
+    (the JSON handler is not attached yet): that is "not ready", not an error.
+    """
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=5) as answer:
             return int(json.load(answer)["aliveworkers"])
-    except OSError:
+    except (OSError, ValueError, KeyError):
         return 0
 
 

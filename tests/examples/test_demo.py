@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 from checkers import AlertLevel, Status
 from checks.evaluation import evaluate_checks
@@ -75,4 +76,11 @@ def test_short_demo_finds_the_real_problems(spark, tmp_path, monkeypatch, capsys
     assert (delays.status, delays.total) == (Status.PASSED, lake + 962 + 943)
     page = result["report"].read_text()
     assert "yesterdays_flights_have_times" in page and "<svg" in page
-    assert (root / "state" / "alerts.jsonl").read_text().count("\n") >= 6
+    alerts = (root / "state" / "alerts.jsonl").read_text().splitlines()
+    assert len(alerts) >= 6
+    # the end summary's levels are the open incidents' levels, as their latest alerts say
+    told = {a["outcome"]["check"]: a["level"] for a in map(json.loads, alerts)}
+    assert result["escalated"] and all(
+        told[check] == level.name for check, level in result["escalated"].items()
+    )
+

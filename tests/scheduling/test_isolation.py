@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -146,7 +147,7 @@ def test_commands_keep_working_for_the_good_checks(broken_env, spark, capsys):
     # A broken check asked for by name is its ERROR outcome, not a usage error.
     assert main(["run", "bad_cron", "good_amounts", "--at", "2026-11-22T06:00:00"]) == EXIT_ERROR
     out = capsys.readouterr().out
-    assert "bad_cron: ERROR" in out and "good_amounts: passed" in out
+    assert re.search(r"could not run +bad_cron ", out) and re.search(r"passed +good_amounts ", out)
     assert main(["run", "no_such_check"]) == EXIT_USAGE
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import signal
 import socket
 import subprocess
@@ -65,9 +66,10 @@ def fresh_database() -> Iterator[sa.URL]:
 
 def assert_outage_reported(run: subprocess.CompletedProcess[str], env: dict[str, str]) -> None:
     assert run.returncode == EXIT_INFRA, run.stderr
-    assert "cli_positive: ERROR, 1/2 failing" in run.stdout  # the console summary as usual
+    # the console summary as usual
+    assert re.search(r"FAILED \(level ERROR\) +cli_positive +1/2 failing", run.stdout)
     assert "the project database is unavailable" in run.stderr
-    assert "[DQ] ERROR: cli_positive: 1 of 2 elements failing" in run.stderr
+    assert "[DQ] FAILED (level ERROR): cli_positive: 1 of 2 elements failing" in run.stderr
     spool = Path(env["DQ_STATE_DIR"]) / "spool" / "outcomes.jsonl"
     assert (
         f"not recorded, spooled to {spool} for the next run that can write: cli_labelled: passed"
@@ -107,7 +109,10 @@ def assert_replayed(
         ("file", "sent", SEVEN),
     ]
     [alert] = alerts(env)
-    assert alert["title"] == "[DQ] ERROR: cli_positive" and alert["created_at"] == SEVEN.isoformat()
+    assert (
+        alert["title"] == "[DQ] FAILED (level ERROR): cli_positive"
+        and alert["created_at"] == SEVEN.isoformat()
+    )
 
 
 @pytest.mark.postgres
@@ -239,7 +244,10 @@ def test_a_run_killed_during_replay_records_nothing_twice(
         ).scalar()
     assert counted == {"alpha": 1, "beta": 2}  # beta: its first run and the replayed one
     assert replayed == 2
-    assert sorted(a["title"] for a in alerts(env)) == ["[DQ] ERROR: alpha", "[DQ] ERROR: beta"]
+    assert sorted(a["title"] for a in alerts(env)) == [
+        "[DQ] FAILED (level ERROR): alpha",
+        "[DQ] FAILED (level ERROR): beta",
+    ]
     engine.dispose()
 
 

@@ -1,50 +1,58 @@
-"""The HTML report, rendered by headless Chromium: it renders, shows the plots, logs no console
-errors, and values from the data are escaped."""
+"""The HTML report as text: what it shows per check, its time axes, links and escaping.
+`test_report_browser.py` opens it in headless Chromium."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
-import shutil
-import subprocess
+from html.parser import HTMLParser
 
 import pytest
 
-from alerting import EscalationPolicy, handle_outcome
 from checkers import AlertLevel, CheckOutcome, Status
-from checkers.storage import project_database
-from scheduling.report import outliers, write_report
-
-T0 = dt.datetime(2013, 12, 9, 7, 0, tzinfo=dt.UTC)
-HOSTILE = "<script>document.title='pwned'</script><img src=x onerror=alert(1)>"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+from scheduling.report import outliers, status_words
+from scheduling.report_plot import time_ticks, value_ticks
+from scheduling.report_sections import href
+from tests.scheduling.report_fixture import HOSTILE, build
 
 
-def _outcome(day: int, flights: int, failing: int) -> CheckOutcome:
-    status = Status.FAILED if failing > 10 else Status.PASSED
-    return CheckOutcome(
-        check="flights_have_times",
-        status=status,
-        level=AlertLevel.ERROR if status is Status.FAILED else AlertLevel.OK,
-        failing=failing,
-        total=flights,
-        unexcused=failing,
-        description=HOSTILE,
-        metrics={"failing": failing, "rows": flights},
-        reading={"rows_read": flights // 8, "partitions_read": 1, "partitions": day + 1},
-        failing_keys=(HOSTILE,) if failing else (),
-        started_at=T0 + dt.timedelta(days=day),
-    )
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    return build(tmp_path_factory.mktemp("report"))
 
 
-@pytest.fixture
-def report(tmp_path):
-    engine = project_database(f"sqlite:///{tmp_path / 'dq.db'}")
-    policy = EscalationPolicy(routes={"console": AlertLevel.WARNING})
-    series = [(960, 5), (955, 6), (970, 4), (962, 7), (958, 5), (943, 204), (954, 11), (968, 5)]
-    for day, (flights, failing) in enumerate(series):
-        handle_outcome(engine, _outcome(day, flights, failing), policy, T0 + dt.timedelta(days=day))
-    return write_report(engine, tmp_path / "report.html", now=T0 + dt.timedelta(days=8))
+@pytest.fixture(scope="module")
+def page(report):
+    return report.read_text(encoding="utf-8")
+
+
+class _Elements(HTMLParser):
+    """Start tags with their attributes, and the JSON block's text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.data = ""
+        self._in_data = False
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        self._in_data = ("id", "report-data") in attrs
+
+    def handle_data(self, data):
+        if self._in_data:
+            self.data += data
+
+    def handle_endtag(self, tag):
+        self._in_data = False
+
+
+@pytest.fixture(scope="module")
+def elements(page):
+    parser = _Elements()
+    parser.feed(page)
+    return parser
 
 
 def test_outliers_need_history_and_a_clear_deviation():
@@ -53,41 +61,85 @@ def test_outliers_need_history_and_a_clear_deviation():
     assert outliers([5, 6, 4, 204]) == [False] * 4  # too little history
 
 
-def test_report_is_self_contained_and_escaped(report):
-    page = report.read_text()
-    assert "<script" not in page and "http://" not in page.replace("http://www.w3.org", "")
-    assert "&lt;script&gt;" in page and HOSTILE not in page
-    assert page.count("<svg") == 4  # failing share, rows read, failing, rows
-    assert "<td>121 (1 of 8 partitions)</td>" in page  # the latest run read one new day
+def test_time_ticks_are_round_dates():
+    start = dt.datetime(2013, 12, 9, 7, tzinfo=dt.UTC)
+    ticks, hourly = time_ticks(start, start + dt.timedelta(days=8))
+    assert [f"{t:%b %d}" for t in ticks] == ["Dec 11", "Dec 13", "Dec 15", "Dec 17"]
+    assert not hourly
+    ticks, hourly = time_ticks(start, start + dt.timedelta(hours=10))
+    assert hourly and [t.hour for t in ticks] == [9, 12, 15]
+    ticks, _ = time_ticks(start, start + dt.timedelta(days=400))
+    assert all(t.day == 1 for t in ticks) and 2 <= len(ticks) <= 6
 
 
-def test_report_renders_in_headless_chromium(report, tmp_path):
-    assert CHROMIUM is not None, "headless Chromium is missing: `make test` installs it"
-    result = subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--dump-dom",
-            report.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+def test_value_ticks_are_round_and_cover_the_values():
+    assert value_ticks(943, 970) == [940, 950, 960, 970]
+    assert value_ticks(0.004, 0.2163) == [0, 0.1, 0.2, 0.3]
+    assert value_ticks(72, 72)[0] <= 72 <= value_ticks(72, 72)[-1]
+
+
+def test_one_vocabulary_for_statuses():
+    failed = CheckOutcome("c", Status.FAILED, AlertLevel.ERROR, failing=2, total=16)
+    assert status_words(failed) == ("FAILED", "level ERROR")
+    assert status_words(failed, AlertLevel.CRITICAL) == (
+        "FAILED",
+        "level ERROR, escalated to CRITICAL",
     )
-    dom = result.stdout
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert "<title>dq-checkers report</title>" in dom  # the hostile script never ran
-    assert "Latest outcome per check" in dom and "flights_have_times" in dom
-    assert len(re.findall(r"<polyline", dom)) == 4 and "<circle" in dom  # rows read too
-    assert "&lt;script&gt;document.title" in dom and '<img src="x"' not in dom
-    console = [line for line in result.stderr.splitlines() if "CONSOLE" in line]
-    assert console == []
+    broken = CheckOutcome("c", Status.ERROR, AlertLevel.ERROR, error="table missing")
+    assert status_words(broken) == ("could not run", "table missing")
+
+
+def test_only_web_and_local_links_are_links(tmp_path):
+    rows = tmp_path / "state" / "rows.jsonl"
+    assert href(rows.as_uri(), tmp_path / "site") == "../state/rows.jsonl"
+    assert href("https://dq.example/rows.jsonl", tmp_path) == "https://dq.example/rows.jsonl"
+    assert href("javascript:alert(1)", tmp_path) is None
+
+
+def test_report_is_self_contained(page, elements):
+    assert [t for t, a in elements.tags if t == "script"] == ["script", "script"]
+    assert [a.get("type") for t, a in elements.tags if t == "script"] == ["application/json", None]
+    loads = [a for t, a in elements.tags if t in ("img", "link", "iframe") or "src" in a]
+    assert loads == []
+    assert re.findall(r"https?://", page.replace("http://www.w3.org/2000/svg", "")) == []
+
+
+def test_every_data_value_is_escaped(page, elements):
+    assert HOSTILE not in page and "&lt;script&gt;document.title" in page
+    assert "<b>" not in page  # a sample value
+    raw = page.split('id="report-data">', 1)[1].split("</script>", 1)[0]
+    assert "<" not in raw and ">" not in raw and "\\u003cscript\\u003e" in raw
+    data = json.loads(elements.data)
+    hostile = next(c for c in data["checks"].values() if c["owner"] == HOSTILE)
+    assert hostile["tags"] == [HOSTILE] and hostile["name"].endswith(HOSTILE)
+    options = [a["value"] for t, a in elements.tags if t == "option"]
+    assert HOSTILE in options  # attribute values escaped, read back intact
+
+
+def test_latest_table_and_sections(page, elements):
+    latest = page.split('<table id="latest">', 1)[1].split("</table>", 1)[0]
+    assert '<td class="failed">FAILED</td><td>level ERROR, escalated to CRITICAL</td>' in latest
+    assert '<td class="error">could not run</td><td>table planes is missing &lt;' in latest
+    assert '<td class="num">118 (1 of 10 partitions)</td>' in latest  # the latest run's reading
+    anchors = [a["href"][1:] for t, a in elements.tags if t == "a" and a["href"][0] == "#"]
+    sections = [a["id"] for t, a in elements.tags if t == "section"]
+    assert set(sections) <= set(anchors) and len(sections) == 3
+    assert "check-flights_have_times" in sections
+
+
+def test_a_section_shows_history_incidents_sample_and_plots(report, page):
+    flights = page.split('id="check-flights_have_times"', 1)[1].split("</section>", 1)[0]
+    assert "Outcome history (10 runs)" in flights and flights.count("<tr>") >= 10
+    assert "2013-12-15 07:00: escalated to CRITICAL" in flights
+    assert "2013-12-16 07:00: resolved" in flights
+    assert "2013-12-17 07:00: opened, level ERROR" in flights
+    sample = flights.split('<table class="sample">', 1)[1].split("</table>", 1)[0]
+    assert "<th>tailnum</th>" in sample and '<td title="N24211">N24211</td>' in sample
+    assert re.search(r"Failing keys \(1 shown of \d+ distinct keys \(first 1 listed\)\)", flights)
+    link = re.search(r'<a href="([^"]+\.jsonl)">', flights)
+    assert link is not None and not link[1].startswith("file:")
+    assert (report.parent / link[1]).is_file()
+    captions = re.findall(r"<figcaption>([^<]+)</figcaption>", flights)
+    assert captions == ["failing share", "rows read", "failing", "rows"]
+    assert page.count("<svg") == 7  # and weather: failing share, rows read, hours
+    assert ">Dec 11</text>" in flights and ">30%</text>" in flights  # dated x, valued y

@@ -1,0 +1,107 @@
+"""What `dq run` prints: a line per check and a few closing lines for people, or (`--json`) one
+JSON document for programs, with nothing else on stdout."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from checkers.outcome import CheckOutcome
+from scheduling.console import Style, duration, outcome_lines, seconds, tally
+from scheduling.drift import DriftReport
+from scheduling.exits import MEANINGS
+from scheduling.runner import RunReport
+
+
+@dataclass(frozen=True)
+class DriftCheck:
+    """What `dq run --full` found: the comparisons, and the checks it had nothing to compare for."""
+
+    reports: tuple[DriftReport, ...] = ()
+    not_incremental: tuple[str, ...] = ()
+
+    @property
+    def drifted(self) -> bool:
+        return any(r.differences for r in self.reports)
+
+
+def drift_lines(drift: DriftCheck) -> list[str]:
+    lines = [f"  {name}: not incremental, nothing to compare" for name in drift.not_incremental]
+    for report in drift.reports:
+        read = report.full.reading
+        if not report.differences:
+            lines.append(
+                f"  {report.check}: no drift (incremental = from scratch over "
+                f"{read.get('partitions', 0)} partitions, {read.get('rows_read', 0)} rows)"
+            )
+            continue
+        lines.append(f"  {report.check}: DRIFT, the stored states no longer match the data:")
+        lines += [f"    {line}" for line in report.differences]
+        lines.append("    its stored partitions are forgotten: the next run reads them all again")
+    return lines
+
+
+def run_lines(
+    report: RunReport, *, code: int, took: float, style: Style, drift: DriftCheck | None = None
+) -> list[str]:
+    """The lines after the run: one per check, skipped windows, drift, what is left for the
+    next run, and a closing tally with the exit code."""
+    lines = outcome_lines(report.outcomes, escalated=report.escalated, style=style)
+    lines += [f"- {claim.describe()}" for claim in report.skipped]
+    lines += drift_lines(drift or DriftCheck())
+    if report.delivery is not None and report.delivery.pending:
+        lines.append(f"{len(report.delivery.pending)} notification(s) pending for the next run")
+    if report.spooled:
+        lines.append(f"{len(report.spooled)} outcome(s) not recorded: spooled for the next run")
+    ran = len(report.outcomes)
+    lines.append(
+        f"{ran} check{'' if ran == 1 else 's'} in {duration(took)}: {tally(report.outcomes)}; "
+        f"exit {code} ({MEANINGS.get(code, '?')})"
+    )
+    return lines
+
+
+def _outcome_entry(outcome: CheckOutcome, report: RunReport) -> dict[str, object]:
+    raised = report.escalated.get(outcome.check)
+    took = seconds(outcome)
+    return {
+        "check": outcome.check,
+        "status": outcome.status.value,
+        "level": outcome.level.name,
+        "escalated_level": raised.name if raised is not None and raised > outcome.level else None,
+        "failing": outcome.failing,
+        "total": outcome.total,
+        "unexcused": outcome.unexcused,
+        "failing_keys_distinct": outcome.failing_keys_distinct,
+        "error": outcome.error,
+        "seconds": None if took is None else round(took, 3),
+        "rows_read": outcome.reading.get("rows_read"),
+    }
+
+
+def run_document(
+    report: RunReport, *, at: dt.datetime, code: int, drift: DriftCheck | None = None
+) -> dict[str, object]:
+    """`dq run --json`: outcomes, skipped windows, pending notifications, drift, exit code."""
+    found = drift or DriftCheck()
+    pending: Sequence[str] = report.delivery.pending if report.delivery is not None else ()
+    return {
+        "at": at.isoformat(),
+        "exit_code": code,
+        "outcomes": [_outcome_entry(o, report) for o in report.outcomes],
+        "skipped": [
+            {
+                "check": c.check,
+                "start": c.start.isoformat(),
+                "end": c.end.isoformat(),
+                "state": c.state.value,
+                "holder": c.holder,
+            }
+            for c in report.skipped
+        ],
+        "pending_notifications": list(pending),
+        "spooled": [o.check for o in report.spooled],
+        "database_error": report.database_error,
+        "drift": [{"check": r.check, "differences": list(r.differences)} for r in found.reports],
+    }
