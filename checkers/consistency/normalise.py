@@ -1,0 +1,303 @@
+"""One canonical text per value and one row hash, computed alike in PostgreSQL, MariaDB, SQLite and
+Spark, so the same logical row hashes to the same two 28-bit integers in every engine (the rules are
+listed in docs/consistency.md, "How values are compared")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import sqlalchemy as sa
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from sqlalchemy.dialects import mysql
+
+from checkers.consistency._canonical import GRID_LIMIT, SQLITE_FUNCTIONS
+
+Kind = Literal[
+    "integer", "decimal", "float", "text", "boolean", "date", "timestamp", "timestamp_tz"
+]
+DIALECTS = ("postgresql", "mysql", "mariadb", "sqlite")
+NULL_MARKER = "-"
+"""A NULL in the row encoding; every value is `<length>:<text>`, which starts with a digit."""
+EMPTY = "''"
+HALF_DIGITS = 7  # 28 bits: a SUM over 2**35 rows stays below 2**63
+
+
+@dataclass(frozen=True)
+class Rules:
+    """How values are normalised before hashing.
+
+    `float_tolerance` (absolute) is the grid step floats are hashed on; decimals are exact.
+    """
+
+    float_tolerance: float = 1e-6
+    trim_trailing_spaces: bool = True
+
+    def __post_init__(self) -> None:
+        tolerance = self.float_tolerance
+        if not (isinstance(tolerance, (int, float)) and 0 < tolerance < float("inf")):
+            raise ValueError(f"float_tolerance must be a positive finite number, not {tolerance!r}")
+
+
+_SPARK_KINDS: tuple[tuple[type[T.DataType], Kind], ...] = (
+    (T.BooleanType, "boolean"),
+    (T.ByteType, "integer"),
+    (T.ShortType, "integer"),
+    (T.IntegerType, "integer"),
+    (T.LongType, "integer"),
+    (T.DecimalType, "decimal"),
+    (T.FloatType, "float"),
+    (T.DoubleType, "float"),
+    (T.StringType, "text"),
+    (T.DateType, "date"),
+    (T.TimestampNTZType, "timestamp"),
+    (T.TimestampType, "timestamp_tz"),
+)
+
+
+def kind_of_spark(data_type: T.DataType) -> Kind:
+    for spark_type, kind in _SPARK_KINDS:
+        if isinstance(data_type, spark_type):
+            return kind
+    raise ValueError(f"Spark type {data_type.simpleString()} cannot be compared across stores")
+
+
+def kind_of_sql(sql_type: sa.types.TypeEngine[object]) -> Kind:
+    """The kind of a reflected column type (MariaDB's BOOLEAN is reflected as TINYINT(1))."""
+    if isinstance(sql_type, mysql.TINYINT) and sql_type.display_width == 1:
+        return "boolean"
+    if isinstance(sql_type, sa.Boolean):
+        return "boolean"
+    if isinstance(sql_type, sa.Integer):
+        return "integer"
+    if isinstance(sql_type, sa.Float):  # before Numeric: Float is a Numeric
+        return "float"
+    if isinstance(sql_type, sa.Numeric):
+        return "decimal"
+    if isinstance(sql_type, sa.String):
+        return "text"
+    if isinstance(sql_type, sa.DateTime):
+        instant = isinstance(sql_type, mysql.TIMESTAMP) or bool(sql_type.timezone)
+        return "timestamp_tz" if instant else "timestamp"
+    if isinstance(sql_type, sa.Date):
+        return "date"
+    raise ValueError(f"SQL type {sql_type!r} cannot be compared across stores")
+
+
+# --- SQL ---------------------------------------------------------------------------------------
+
+
+def _pg_float(v: str, t: str) -> str:
+    e0 = f"floor(ln(abs({v})) / ln(2.0::float8))"
+    ratio = f"(abs({v}) / power(2.0::float8, {e0}))"
+    e = (
+        f"({e0} - CASE WHEN {ratio} < 1 THEN 1 ELSE 0 END"
+        f" + CASE WHEN {ratio} >= 2 THEN 1 ELSE 0 END)"
+    )
+    exact = (
+        f"CAST({e} AS BIGINT)::text || 'p'"
+        f" || CAST({v} / power(2.0::float8, {e} - 52) AS BIGINT)::text"
+    )
+    return (
+        f"CASE WHEN {v} = 'NaN'::float8 THEN 'nan' WHEN {v} = 'Infinity'::float8 THEN 'inf'"
+        f" WHEN {v} = '-Infinity'::float8 THEN '-inf'"
+        f" WHEN abs({v} / {t}) < {GRID_LIMIT!r}::float8"
+        f" THEN CAST(floor({v} / {t} + 0.5) AS BIGINT)::text"
+        f" ELSE {exact} END"
+    )
+
+
+def _mysql_float(v: str, t: str) -> str:
+    # MariaDB stores no NaN nor infinities.
+    e0 = f"FLOOR(LOG2(ABS({v})))"
+    ratio = f"(ABS({v}) / POW(2e0, {e0}))"
+    e = (
+        f"({e0} - CASE WHEN {ratio} < 1 THEN 1 ELSE 0 END"
+        f" + CASE WHEN {ratio} >= 2 THEN 1 ELSE 0 END)"
+    )
+    exact = f"CONCAT(CAST({e} AS SIGNED), 'p', CAST({v} / POW(2e0, {e} - 52) AS SIGNED))"
+    return (
+        f"CASE WHEN ABS({v} / {t}) < {GRID_LIMIT!r}"
+        f" THEN CAST(CAST(FLOOR({v} / {t} + 0.5e0) AS SIGNED) AS CHAR)"
+        f" ELSE {exact} END"
+    )
+
+
+def _strip_zeros_mysql(s: str) -> str:
+    stripped = f"TRIM(TRAILING '.' FROM TRIM(TRAILING '0' FROM {s}))"
+    return f"CASE WHEN LOCATE('.', {s}) > 0 THEN {stripped} ELSE {s} END"
+
+
+def sql_text(dialect: str, column_sql: str, kind: Kind, rules: Rules) -> str:
+    """An SQL expression: the canonical text of `column_sql` (already quoted); NULL stays NULL.
+
+    No expression contains a '%', so they are safe in drivers' pyformat queries."""
+    c = column_sql
+    t = repr(float(rules.float_tolerance))
+    if dialect == "postgresql":
+        texts = {
+            "integer": f"CAST({c} AS TEXT)",
+            "decimal": f"CAST(trim_scale(CAST({c} AS NUMERIC)) AS TEXT)",
+            "float": _pg_float(f"CAST({c} AS DOUBLE PRECISION)", f"{t}::float8"),
+            "text": f"rtrim(CAST({c} AS TEXT), ' ')"
+            if rules.trim_trailing_spaces
+            else f"CAST({c} AS TEXT)",
+            "boolean": f"CASE WHEN {c} THEN '1' WHEN NOT {c} THEN '0' END",
+            "date": f"to_char({c}, 'YYYY-MM-DD')",
+            "timestamp": f"to_char({c}, 'YYYY-MM-DD HH24:MI:SS.US')",
+            "timestamp_tz": f"to_char({c} AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US')",
+        }
+    elif dialect in ("mysql", "mariadb"):
+        text = f"CONVERT({c} USING utf8mb4)"
+        texts = {
+            "integer": f"CAST({c} AS CHAR)",
+            "decimal": _strip_zeros_mysql(f"CAST({c} AS CHAR)"),
+            "float": _mysql_float(f"CAST({c} AS DOUBLE)", t),
+            "text": f"TRIM(TRAILING ' ' FROM {text})" if rules.trim_trailing_spaces else text,
+            "boolean": f"CAST({c} AS CHAR)",
+            "date": f"CAST(CAST({c} AS DATE) AS CHAR)",
+            # TIMESTAMP is rendered in the session time zone, which prepare_connection sets to UTC.
+            "timestamp": f"CAST(CAST({c} AS DATETIME(6)) AS CHAR)",
+            "timestamp_tz": f"CAST(CAST({c} AS DATETIME(6)) AS CHAR)",
+        }
+    elif dialect == "sqlite":
+        texts = {
+            "integer": f"CAST({c} AS TEXT)",
+            "decimal": f"dq_decimal_text({c})",
+            "float": f"dq_float_text({c}, {t})",
+            "text": f"rtrim(CAST({c} AS TEXT), ' ')"
+            if rules.trim_trailing_spaces
+            else f"CAST({c} AS TEXT)",
+            "boolean": f"CAST({c} AS TEXT)",
+            "date": f"dq_date_text({c})",
+            "timestamp": f"dq_timestamp_text({c})",
+            "timestamp_tz": f"dq_timestamp_text({c})",
+        }
+    else:
+        raise ValueError(f"unsupported dialect {dialect!r}: use one of {', '.join(DIALECTS)}")
+    return texts[kind]
+
+
+def sql_row_hash(dialect: str, texts: Sequence[str]) -> tuple[str, str]:
+    """Two SQL integer expressions in [0, 2**28) from the md5 of the row's encoded texts."""
+    if dialect == "postgresql":
+        parts = [f"coalesce(char_length({t})::text || ':' || {t}, '{NULL_MARKER}')" for t in texts]
+        digest = f"md5({' || '.join(parts) or EMPTY})"
+        return tuple(  # type: ignore[return-value]
+            f"('x' || substr({digest}, {start}, {HALF_DIGITS}))::bit({4 * HALF_DIGITS})::integer"
+            for start in (1, 1 + HALF_DIGITS)
+        )
+    if dialect in ("mysql", "mariadb"):
+        parts = [f"COALESCE(CONCAT(CHAR_LENGTH({t}), ':', {t}), '{NULL_MARKER}')" for t in texts]
+        digest = f"MD5(CONVERT(CONCAT({', '.join(parts) or EMPTY}) USING utf8mb4))"
+        return tuple(  # type: ignore[return-value]
+            f"CAST(CONV(SUBSTRING({digest}, {start}, {HALF_DIGITS}), 16, 10) AS SIGNED)"
+            for start in (1, 1 + HALF_DIGITS)
+        )
+    if dialect == "sqlite":
+        parts = [f"coalesce(length({t}) || ':' || {t}, '{NULL_MARKER}')" for t in texts]
+        digest = f"dq_md5({' || '.join(parts) or EMPTY})"
+        return tuple(  # type: ignore[return-value]
+            f"dq_hex_int(substr({digest}, {start}, {HALF_DIGITS}))"
+            for start in (1, 1 + HALF_DIGITS)
+        )
+    raise ValueError(f"unsupported dialect {dialect!r}: use one of {', '.join(DIALECTS)}")
+
+
+def prepare_connection(dialect: str, dbapi_connection: object) -> None:
+    """Session settings the expressions rely on; call it from a SQLAlchemy "connect" event."""
+    if dialect == "sqlite":
+        for name, (arity, function) in SQLITE_FUNCTIONS.items():
+            dbapi_connection.create_function(name, arity, function, deterministic=True)  # type: ignore[attr-defined]
+        return
+    statement = {
+        "postgresql": "SET TimeZone TO 'UTC'",
+        "mysql": "SET time_zone = '+00:00'",
+        "mariadb": "SET time_zone = '+00:00'",
+    }.get(dialect)
+    if statement is None:
+        raise ValueError(f"unsupported dialect {dialect!r}: use one of {', '.join(DIALECTS)}")
+    cursor = dbapi_connection.cursor()  # type: ignore[attr-defined]
+    try:
+        cursor.execute(statement)
+    finally:
+        cursor.close()
+    # A SET inside a transaction that is rolled back is undone (PostgreSQL).
+    dbapi_connection.commit()  # type: ignore[attr-defined]
+
+
+# --- Spark -------------------------------------------------------------------------------------
+
+
+def _spark_float(v: Column, tolerance: float) -> Column:
+    t = F.lit(tolerance)
+    e0 = F.floor(F.log2(F.abs(v)))
+    ratio = F.abs(v) / F.pow(F.lit(2.0), e0)
+    e = e0 - F.when(ratio < 1, 1).otherwise(0) + F.when(ratio >= 2, 1).otherwise(0)
+    exact = F.concat(
+        e.cast("long").cast("string"),
+        F.lit("p"),
+        (v / F.pow(F.lit(2.0), e - 52)).cast("long").cast("string"),
+    )
+    return (
+        F.when(F.isnan(v), F.lit("nan"))
+        .when(v == F.lit(float("inf")), F.lit("inf"))
+        .when(v == F.lit(float("-inf")), F.lit("-inf"))
+        .when(F.abs(v / t) < F.lit(GRID_LIMIT), F.floor(v / t + 0.5).cast("long").cast("string"))
+        .otherwise(exact)
+    )
+
+
+def _spark_instant(c: Column) -> Column:
+    """An instant as UTC text, whatever spark.sql.session.timeZone is (from epoch microseconds)."""
+    micros = F.unix_micros(c)
+    day = F.lit(86_400_000_000)
+    rest = F.pmod(micros, day)
+    days = F.round((micros - rest) / day).cast("int")
+    return F.concat(
+        F.date_from_unix_date(days).cast("string"),
+        F.format_string(
+            " %02d:%02d:%02d.%06d",
+            F.floor(rest / F.lit(3_600_000_000)),
+            F.floor(F.pmod(rest, F.lit(3_600_000_000)) / F.lit(60_000_000)),
+            F.floor(F.pmod(rest, F.lit(60_000_000)) / F.lit(1_000_000)),
+            F.pmod(rest, F.lit(1_000_000)),
+        ),
+    )
+
+
+def spark_text(column: Column, kind: Kind, rules: Rules) -> Column:
+    """A string Column with the canonical text of `column`; null stays null."""
+    c = column
+    texts: dict[Kind, Callable[[], Column]] = {
+        "integer": lambda: c.cast("string"),
+        "decimal": lambda: F.when(
+            c.cast("string").contains("."), F.regexp_replace(c.cast("string"), r"\.?0+$", "")
+        ).otherwise(c.cast("string")),
+        "float": lambda: _spark_float(c.cast("double"), float(rules.float_tolerance)),
+        "text": lambda: (
+            F.rtrim(c.cast("string")) if rules.trim_trailing_spaces else c.cast("string")
+        ),
+        "boolean": lambda: F.when(c, F.lit("1")).when(~c, F.lit("0")),
+        "date": lambda: F.date_format(c, "yyyy-MM-dd"),
+        "timestamp": lambda: F.date_format(c, "yyyy-MM-dd HH:mm:ss.SSSSSS"),
+        "timestamp_tz": lambda: _spark_instant(c),
+    }
+    return texts[kind]()
+
+
+def spark_row_hash(texts: Sequence[Column]) -> tuple[Column, Column]:
+    """Two int Columns in [0, 2**28) from the md5 of the row's encoded texts."""
+    parts = [
+        F.coalesce(F.concat(F.length(t).cast("string"), F.lit(":"), t), F.lit(NULL_MARKER))
+        for t in texts
+    ]
+    digest = F.md5(F.concat(*parts) if parts else F.lit(""))
+    first, second = (
+        F.conv(F.substring(digest, start, HALF_DIGITS), 16, 10).cast("int")
+        for start in (1, 1 + HALF_DIGITS)
+    )
+    return first, second
