@@ -29,6 +29,8 @@ _EXPORTS = {
     "OffsetPredicateSingleDatasetChecker": "checkers.row_checkers",
     "PredicateDoubleDatasetsChecker": "checkers.double_checkers",
     "AggregateComparisonChecker": "checkers.double_checkers",
+    "ConsistencyChecker": "checkers.consistency",
+    "SqlTable": "checkers.consistency",
     "MetricChecker": "checkers.metric_checker",
     "MetricConstraint": "checkers.metric_checker",
 }
@@ -39,6 +41,7 @@ __all__ = [
     "CheckOutcome",
     "Checker",
     "CheckerResult",
+    "ConsistencyChecker",
     "FailingElementsThresholds",
     "FailingShareThresholds",
     "FailureCounts",
@@ -52,6 +55,7 @@ __all__ = [
     "PredicateDoubleDatasetsChecker",
     "PredicateSingleDatasetChecker",
     "ShareAtMost",
+    "SqlTable",
     "Status",
     "Tolerance",
     "run_checkers",
@@ -61,6 +65,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from checkers._checker import Checker, CheckerResult, run_checkers
+    from checkers.consistency import ConsistencyChecker, SqlTable
     from checkers.double_checkers import AggregateComparisonChecker, PredicateDoubleDatasetsChecker
     from checkers.levels import (
         AlertLevel,

@@ -2,9 +2,13 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+import sqlalchemy as sa
+
 from checkers import AlertLevel, Status
 from checks.evaluation import evaluate_check
 from checks.examples import OpsAndLakeDailyTotals, OpsAndLakeFlightsMatch
+from checks.examples._demo import DEMO_DATABASE_ENV
 from checks.testing import assert_outcome
 from tests.checks.examples.conftest import LAKE_GAPS, NOW
 
@@ -23,27 +27,43 @@ def flight(id_: int, delay: float | None = 1.0, **day: int) -> dict[str, object]
     }
 
 
-def test_row_level_team_style(spark):
+def _ops_database(path, rows) -> str:  # type: ignore[no-untyped-def]
+    url = f"sqlite:///{path}"
+    engine = sa.create_engine(url)
+    with engine.begin() as connection:
+        connection.exec_driver_sql(
+            "CREATE TABLE flights (id BIGINT, carrier TEXT, flight BIGINT, tailnum TEXT, "
+            "dep_delay FLOAT, arr_delay FLOAT, year BIGINT, month BIGINT, day BIGINT)"
+        )
+        connection.execute(
+            sa.text(
+                "INSERT INTO flights VALUES (:id, :carrier, :flight, :tailnum, :dep_delay, "
+                ":arr_delay, :year, :month, :day)"
+            ),
+            rows,
+        )
+    engine.dispose()
+    return url
+
+
+def test_row_level_team_style(spark, tmp_path, monkeypatch: pytest.MonkeyPatch):
     ops = [flight(i) for i in range(10)]
+    monkeypatch.setenv(DEMO_DATABASE_ENV, _ops_database(tmp_path / "ops.db", ops))
     lake = [*(flight(i) for i in range(10)), flight(99, **{**JAN_2, "day": 1})]  # other day
-    assert_outcome(
-        OpsAndLakeFlightsMatch, rows={"ops": ops, "lake": lake}, status=Status.PASSED, now=NOW
-    )
+    assert_outcome(OpsAndLakeFlightsMatch, rows=lake, status=Status.PASSED, now=NOW)
     changed = [flight(0, delay=None), *(flight(i) for i in range(1, 9))]  # 9 missing, 0 changed
     outcome = assert_outcome(
-        OpsAndLakeFlightsMatch,
-        rows={"ops": ops, "lake": changed},
-        level=AlertLevel.WARNING,
-        now=NOW,
+        OpsAndLakeFlightsMatch, rows=changed, level=AlertLevel.WARNING, now=NOW
     )
-    assert outcome.metrics["mismatched"] == 1 and outcome.metrics["missing_in_right"] == 1
+    assert outcome.metrics["differing"] == 1 and outcome.metrics["missing_in_right"] == 1
+    assert outcome.sample[0]["columns"] == "dep_delay"
 
 
 def test_row_level_finds_the_lost_flights_of_yesterday(spark, warehouse):
     outcome = evaluate_check(OpsAndLakeFlightsMatch, spark=spark, now=NOW)
     lost = LAKE_GAPS[(1, 2)]
     assert (outcome.failing, outcome.metrics["missing_in_right"]) == (lost, lost)
-    assert outcome.metrics["mismatched"] == 0
+    assert outcome.metrics["differing"] == 0
     a_day_later = evaluate_check(
         OpsAndLakeFlightsMatch, spark=spark, now=NOW + dt.timedelta(days=1)
     )

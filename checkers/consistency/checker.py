@@ -1,0 +1,159 @@
+"""`ConsistencyChecker`: two sources compared by an integer key with the work pushed into each
+engine (see hashdiff). Its elements are keys; a key missing on one side, a row whose columns
+differ, or a key occurring more than once is a failing element, so tolerances, levels, samples,
+failing keys and KnownBroken keys work as for every other checker."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from checkers._checker import CheckerPlan, CheckerResult
+from checkers.consistency.hashdiff import (
+    DIFFERING,
+    DUPLICATE_KEY,
+    MISSING_IN_LEFT,
+    MISSING_IN_RIGHT,
+    Comparison,
+    compare,
+)
+from checkers.consistency.normalise import Rules
+from checkers.consistency.sides import Side, SparkSide, SqlTable, as_side
+from checkers.metrics import Analyzer, Metric
+from checkers.row_checkers import RowPredicateChecker
+from checkers.tolerances import KnownBroken
+
+Source = SqlTable | DataFrame | Side
+
+
+class ConsistencyChecker(RowPredicateChecker):
+    """`left` and `right` (each a `SqlTable` compared inside its database, or a DataFrame
+    compared in Spark) must hold the same rows by `key`, an integer column. `columns` are
+    compared (default: every column both sides have); floats within `float_tolerance` are
+    equal. Ranges of keys are checksummed on each side and split `bisection_factor` ways where
+    the checksums differ; rows are fetched only for ranges of at most `bisection_threshold`.
+
+    Reported beside the counts: `missing_in_left`, `missing_in_right`, `differing`,
+    `duplicate_keys`, `null_keys_left/right`, and the cost: `rows_fetched_left/right`,
+    `queries_left/right`, `levels`.
+    """
+
+    def __init__(
+        self,
+        left: Source,
+        right: Source,
+        *,
+        key: str,
+        columns: Sequence[str] | None = None,
+        float_tolerance: float = Rules.float_tolerance,
+        trim_trailing_spaces: bool = True,
+        bisection_factor: int = 32,
+        bisection_threshold: int = 256,
+        name: str | None = None,
+    ) -> None:
+        if not isinstance(key, str):
+            raise ValueError("the consistency checker compares on one integer key: key='id'")
+        if bisection_factor < 2 or bisection_threshold < 1:
+            raise ValueError(
+                "bisection_factor must be at least 2 and bisection_threshold at least 1"
+            )
+        if float_tolerance < 0:
+            raise ValueError("float_tolerance must not be negative")
+        super().__init__(key=key, name=name)
+        self.left = as_side(left, "left")
+        self.right = as_side(right, "right")
+        self.columns = None if columns is None else tuple(columns)
+        self.rules = Rules(
+            float_tolerance=float_tolerance, trim_trailing_spaces=trim_trailing_spaces
+        )
+        self.factor = bisection_factor
+        self.threshold = bisection_threshold
+        self.comparison: Comparison | None = None
+
+    def _spark(self) -> SparkSession:
+        for side in (self.left, self.right):
+            if isinstance(side, SparkSide):
+                return side.frame.sparkSession
+        return SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
+
+    def frame(self) -> DataFrame:
+        comparison = compare(
+            self.left,
+            self.right,
+            self.key[0],
+            self.columns,
+            self.rules,
+            factor=self.factor,
+            threshold=self.threshold,
+        )
+        self.comparison = comparison
+        rows = [tuple(row.values()) for row in self.differences()]
+        name = self.key[0].replace("`", "``")
+        schema = f"`{name}` BIGINT, difference STRING, columns STRING, left STRING, right STRING"
+        return self._spark().createDataFrame(rows, schema)
+
+    def differences(self) -> list[dict[str, object]]:
+        """The last run's differences, one row each: the key, which difference, the columns
+        that differ, and each side's values of them (JSON)."""
+        if self.comparison is None:
+            return []
+        return [
+            {
+                self.key[0]: d.key,
+                "difference": d.kind,
+                "columns": ", ".join(d.columns) or None,
+                "left": _json(d.left),
+                "right": _json(d.right),
+            }
+            for d in self.comparison.differences
+        ]
+
+    def condition(self, frame: DataFrame) -> Column:
+        return F.lit(False)  # every row of the differences is a failing element
+
+    def breakdown(self, frame: DataFrame) -> dict[str, Column]:
+        kinds = (MISSING_IN_LEFT, MISSING_IN_RIGHT, DIFFERING, DUPLICATE_KEY)
+        return {kind: F.col("difference") == F.lit(kind) for kind in kinds}
+
+    def plan(self, excused: Sequence[KnownBroken] = ()) -> CheckerPlan:
+        planned = super().plan(excused)
+        comparison = self.comparison
+        assert comparison is not None
+
+        def finish(metrics: Mapping[Analyzer, Metric]) -> CheckerResult:
+            result = planned.finish(metrics)
+            if result.error is not None:
+                return result
+            # Counted, not listed: rows without a key, duplicated keys beyond those listed.
+            unlisted = sum(comparison.null_keys) + comparison.duplicates_unlisted
+            result.failing += unlisted
+            result.unexcused += unlisted
+            result.total = comparison.elements
+            result.rows = sum(comparison.rows)
+            result.metrics = {
+                **{k: v for k, v in result.metrics.items() if k not in ("failing", "unexcused")},
+                "failing": result.failing,
+                "unexcused": result.unexcused,
+                "rows": result.rows,
+                DUPLICATE_KEY + "s": sum(comparison.duplicate_keys),
+                "rows_left": comparison.rows[0],
+                "rows_right": comparison.rows[1],
+                "null_keys_left": comparison.null_keys[0],
+                "null_keys_right": comparison.null_keys[1],
+                "rows_fetched_left": comparison.rows_fetched[0],
+                "rows_fetched_right": comparison.rows_fetched[1],
+                "queries_left": comparison.queries[0],
+                "queries_right": comparison.queries[1],
+                "levels": comparison.levels,
+            }
+            result.metrics.pop(DUPLICATE_KEY, None)
+            return result
+
+        return CheckerPlan(planned.frame, planned.analyzers, finish)
+
+
+def _json(values: dict[str, object] | None) -> str | None:
+    return None if values is None else json.dumps(values, ensure_ascii=False, default=str)
