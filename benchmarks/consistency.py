@@ -1,0 +1,333 @@
+"""Cross-store consistency: the hashdiff ConsistencyChecker against a JDBC read joined in Spark,
+against count(*) on both sides, and against reladiff on PostgreSQL and MariaDB.
+
+python -m benchmarks.consistency                      # 10,000,000 TPC-H orders (built once)
+python -m benchmarks.consistency --rows 200000 --differences 0 10 1000   # seconds
+
+TPC-H `orders` (tpchgen-cli) lives as Parquet and as a table in PostgreSQL and MariaDB
+(database dq_bench; benchmarks/orders_data.py); each variant applies 0, 10 or 10,000
+differences to the PostgreSQL copy (a third deleted, a third inserted, a third updated) and
+undoes them afterwards. reladiff runs from its own venv (--reladiff-python), never the
+project's. Prints tables; asserts nothing about time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from functools import reduce
+from pathlib import Path
+
+import sqlalchemy as sa
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from benchmarks import orders_data
+from benchmarks._harness import timed
+from benchmarks.data import DATA
+from checkers.parsers.jdbc import JdbcParser
+from checkers.spark import spark_session
+
+try:
+    from checkers.consistency import ConsistencyChecker, SqlTable
+except ImportError:  # the checker is being written: the baselines still run
+    ConsistencyChecker = SqlTable = None  # type: ignore[assignment,misc]
+
+KEY = "o_orderkey"
+RELADIFF = Path(__file__).with_name("reladiff_diff.py")
+# Targets of the issue, printed beside the results (never asserted).
+COUNT_RATIO_TARGET, ROWS_SHARE_TARGET, FEW_DIFFERENCES = 3.0, 0.001, 10
+
+
+def _server_url(environ_name: str, default: str, database: str) -> str:
+    url = sa.make_url(os.environ.get(environ_name, default)).set(database=database)
+    return url.render_as_string(hide_password=False)
+
+
+def _median(
+    spark: SparkSession, action: Callable[[], object], runs: int
+) -> tuple[float, int, object]:
+    """Median seconds of `runs` calls, the last call's Spark jobs and result."""
+    seconds, jobs, result = [], 0, None
+    for _ in range(runs):
+        elapsed, jobs, result = timed(spark, action)
+        seconds.append(elapsed)
+    return statistics.median(seconds), jobs, result
+
+
+def _count_sql(url: str, name: str) -> int:
+    engine = sa.create_engine(url)
+    with engine.connect() as connection:
+        found = connection.exec_driver_sql(f"SELECT count(*) FROM {name}").scalar_one()
+    engine.dispose()
+    return int(found)
+
+
+def _jdbc_join(spark: SparkSession, orders: orders_data.Orders, partitions: int) -> tuple[int, ...]:
+    """The whole PostgreSQL table through Spark's JDBC source, full-outer-joined with the Parquet
+    on the key; every column compared: (missing in left, missing in right, differing)."""
+    left = JdbcParser(
+        orders.postgres_url, table=orders.table, partition_column=KEY, num_partitions=partitions
+    ).read(spark)
+    right = spark.read.parquet(str(orders.parquet))
+    left = left.select([F.col(c).alias(f"l_{c}") for c in orders_data.COLUMNS])
+    right = right.select([F.col(c).alias(f"r_{c}") for c in orders_data.COLUMNS])
+    joined = left.join(right, F.col(f"l_{KEY}") == F.col(f"r_{KEY}"), "full_outer")
+    same = reduce(
+        lambda a, b: a & b,
+        [F.col(f"l_{c}").eqNullSafe(F.col(f"r_{c}")) for c in orders_data.COLUMNS[1:]],
+    )
+    both = F.col(f"l_{KEY}").isNotNull() & F.col(f"r_{KEY}").isNotNull()
+    row = joined.agg(
+        F.count(F.when(F.col(f"l_{KEY}").isNull(), 1)),
+        F.count(F.when(F.col(f"r_{KEY}").isNull(), 1)),
+        F.count(F.when(both & ~same, 1)),
+    ).first()
+    assert row is not None
+    return tuple(int(v) for v in row)
+
+
+def _checker(left: object, right: object) -> object:
+    return ConsistencyChecker(left=left, right=right, key=KEY).run()
+
+
+def _metric(result: object, name: str) -> int | None:
+    value = getattr(result, "metrics", {}).get(name)
+    value = getattr(value, "value", value)
+    return None if value is None else int(value)  # type: ignore[call-overload]
+
+
+def _fetched(result: object) -> tuple[int | None, int | None]:
+    return _metric(result, "rows_fetched_left"), _metric(result, "rows_fetched_right")
+
+
+def _fetched(result: object) -> tuple[int | None, int | None]:
+    return _metric(result, "rows_fetched_left"), _metric(result, "rows_fetched_right")
+
+
+def _found(result: object) -> tuple[int | None, ...]:
+    return tuple(_metric(result, n) for n in ("missing_in_left", "missing_in_right", "differing"))
+
+
+def _reladiff(args: argparse.Namespace, left_url: str, right_url: str, name: str) -> dict:
+    def plain(url: str) -> str:  # reladiff's own drivers: postgresql://, mysql://
+        parsed = sa.make_url(url)
+        return parsed.set(drivername=parsed.get_backend_name()).render_as_string(
+            hide_password=False
+        )
+
+    command = [args.reladiff_python, str(RELADIFF), plain(left_url), plain(right_url), name, KEY]
+    command += [",".join(orders_data.COLUMNS), str(args.reladiff_threads)]
+    start = time.perf_counter()
+    done = subprocess.run(command, check=True, capture_output=True, text=True)
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    found["process_seconds"] = time.perf_counter() - start
+    return found
+
+
+def _share(rows: int | None, total: int) -> str:
+    return "" if rows is None else f"{rows / total:.4%}"
+
+
+def _ratio(seconds: float, baseline: float) -> float:
+    return seconds / baseline if baseline else float("nan")
+
+
+def _verdict(met: bool) -> str:
+    return "met" if met else "**not met**"
+
+
+def run(spark: SparkSession, args: argparse.Namespace, orders: orders_data.Orders) -> str:
+    total = _count_sql(orders.postgres_url, orders.table)
+    spark_rows = [
+        "| differences | method | s | Spark jobs | rows out of PostgreSQL | share of table "
+        "| rows from Parquet | found (missing in PG / in Parquet / differing) | as applied "
+        "| time / count(*) |",
+        "|" + "---|" * 10,
+    ]
+    pair_rows = [
+        "| differences | method | s | rows out of PostgreSQL | rows out of MariaDB "
+        "| found (missing in PG / in MariaDB / differing) | as applied | time / count(*) "
+        "| time / reladiff |",
+        "|" + "---|" * 9,
+    ]
+    targets: list[str] = []
+    pg, maria = orders.postgres_url, orders.mariadb_url
+    parquet = spark.read.parquet(str(orders.parquet))
+    parquet.count()  # warm-up: the first Spark job pays for starting executors and JIT
+    try:
+        for count in args.differences:
+            applied = orders_data.apply_differences(pg, orders.table, count)
+            expected = (applied.deleted, applied.inserted, applied.updated)
+            n = f"{applied.total:,}"
+            pg_s, _, _ = _median(spark, lambda: _count_sql(pg, orders.table), args.runs)
+            pq_s, pq_jobs, _ = _median(spark, parquet.count, args.runs)
+            base = pg_s + pq_s
+            spark_rows.append(
+                f"| {n} | count(*) PostgreSQL + Parquet (baseline) | {base:.3f} | {pq_jobs} | 1 "
+                f"| | 1 | | | 1.00 |"
+            )
+            if ConsistencyChecker is None:
+                spark_rows.append(f"| {n} | ConsistencyChecker | not available | | | | | | | |")
+            else:
+                s, jobs, result = _median(
+                    spark,
+                    lambda: _checker(
+                        SqlTable(pg, orders.table), spark.read.parquet(str(orders.parquet))
+                    ),
+                    args.runs,
+                )
+                left, right = _fetched(result)
+                found = _found(result)
+                error = getattr(result, "error", None)
+                spark_rows.append(
+                    f"| {n} | ConsistencyChecker | {s:.3f} | {jobs} | {left} | "
+                    f"{_share(left, total)} | {right} | {' / '.join(map(str, found))}"
+                    f"{' error: ' + error if error else ''} "
+                    f"| {'yes' if found == expected else 'NO'} "
+                    f"| {_ratio(s, base):.2f} |"
+                )
+                if applied.total <= FEW_DIFFERENCES:
+                    share = (left or 0) / total
+                    targets.append(
+                        f"* {n} differences, Parquet: {_ratio(s, base):.2f}x count(*) (target at "
+                        f"most {COUNT_RATIO_TARGET:g}x: "
+                        f"{_verdict(s <= COUNT_RATIO_TARGET * base)}); "
+                        f"{share:.4%} of PostgreSQL's rows out (target under "
+                        f"{ROWS_SHARE_TARGET:.1%}: {_verdict(share < ROWS_SHARE_TARGET)})"
+                    )
+            s, jobs, found = _median(
+                spark, lambda: _jdbc_join(spark, orders, args.partitions), args.runs
+            )
+            rows_now = total - applied.deleted + applied.inserted
+            spark_rows.append(
+                f"| {n} | JDBC read ({args.partitions} partitions) + full outer join in Spark | "
+                f"{s:.3f} | {jobs} | {rows_now} | {_share(rows_now, total)} | {orders.rows} "
+                f"| {' / '.join(map(str, found))} | {'yes' if found == expected else 'NO'} "
+                f"| {_ratio(s, base):.2f} |"
+            )
+            if args.no_pair:
+                continue
+            maria_s, _, _ = _median(spark, lambda: _count_sql(maria, orders.table), args.runs)
+            pair_base = pg_s + maria_s
+            reladiff = None if args.no_reladiff else _reladiff(args, pg, maria, orders.table)
+            pair_rows.append(
+                f"| {n} | count(*) PostgreSQL + MariaDB (baseline) | {pair_base:.3f} | 1 | 1 | "
+                f"| | 1.00 | |"
+            )
+            if ConsistencyChecker is None:
+                pair_rows.append(f"| {n} | ConsistencyChecker | not available | | | | | | |")
+            else:
+                s, _, result = _median(
+                    spark,
+                    lambda: _checker(SqlTable(pg, orders.table), SqlTable(maria, orders.table)),
+                    args.runs,
+                )
+                left, right = _fetched(result)
+                found = _found(result)
+                versus = f"{_ratio(s, reladiff['seconds']):.2f}" if reladiff else ""
+                pair_rows.append(
+                    f"| {n} | ConsistencyChecker | {s:.3f} | {left} | {right} | "
+                    f"{' / '.join(map(str, found))} | {'yes' if found == expected else 'NO'} "
+                    f"| {_ratio(s, pair_base):.2f} | {versus} |"
+                )
+                if reladiff:
+                    targets.append(
+                        f"* {n} differences, PostgreSQL/MariaDB: {versus}x reladiff's time "
+                        f"(target under 1: {_verdict(s < reladiff['seconds'])})"
+                    )
+            if reladiff:
+                found = (reladiff["only_right"], reladiff["only_left"], reladiff["updated"])
+                pair_rows.append(
+                    f"| {n} | reladiff {_reladiff_version(args)} (hashdiff, "
+                    f"{args.reladiff_threads} thread(s); "
+                    f"process {reladiff['process_seconds']:.2f} s)"
+                    f" | {reladiff['seconds']:.3f} | ≤{reladiff['rows_downloaded']} "
+                    f"| ≤{reladiff['rows_downloaded']} | {' / '.join(map(str, found))} "
+                    f"| {'yes' if found == expected else 'NO'} "
+                    f"| {_ratio(reladiff['seconds'], pair_base):.2f} | 1.00 |"
+                )
+    finally:
+        orders_data.restore(pg, orders.table)
+    text = (
+        f"PostgreSQL (left, with the differences) against the Parquet file (right), {total:,} "
+        f"rows, median of {args.runs} run(s):\n\n" + "\n".join(spark_rows)
+    )
+    if not args.no_pair:
+        text += (
+            f"\n\nPostgreSQL (left, with the differences) against MariaDB (right), {total:,} rows "
+            f"(reladiff counts the larger side of each segment it downloads):\n\n"
+            + "\n".join(pair_rows)
+        )
+    if targets:
+        text += "\n\nTargets (printed, not asserted):\n\n" + "\n".join(targets)
+    return text
+
+
+def _reladiff_version(args: argparse.Namespace) -> str:
+    done = subprocess.run(
+        [args.reladiff_python, "-c", "import reladiff; print(reladiff.__version__)"],
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout.strip()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--data", type=Path, default=DATA, help="where the files are cached")
+    parser.add_argument("--differences", type=int, nargs="*", default=[0, 10, 10_000])
+    parser.add_argument("--runs", type=int, default=1, help="median of this many runs")
+    parser.add_argument("--partitions", type=int, default=4, help="JDBC read partitions")
+    parser.add_argument(
+        "--postgres-url",
+        default=_server_url(
+            "DQ_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/", "dq_bench"
+        ),
+    )
+    parser.add_argument(
+        "--mariadb-url",
+        default=_server_url(
+            "DQ_TEST_MARIADB_URL", "mysql+pymysql://root@127.0.0.1:3306/", "dq_bench"
+        ),
+    )
+    parser.add_argument("--reladiff-python", default="/work/reladiff-venv/bin/python")
+    parser.add_argument("--reladiff-threads", type=int, default=1)
+    parser.add_argument("--no-reladiff", action="store_true")
+    parser.add_argument("--no-pair", action="store_true", help="skip PostgreSQL/MariaDB")
+    parser.add_argument("--build-only", action="store_true", help="build the data and stop")
+    args = parser.parse_args()
+
+    for url in (args.postgres_url, args.mariadb_url):
+        orders_data.ensure_database(url)
+    orders, built_s = orders_data.build(args.rows, args.data, args.postgres_url, args.mariadb_url)
+    print(f"data for {args.rows:,} orders ready in {built_s:.1f} s ({orders.parquet})", flush=True)
+    if args.build_only:
+        return
+    if not args.no_reladiff and not Path(args.reladiff_python).exists():
+        sys.exit(
+            f"{args.reladiff_python} not found: python3 -m venv /work/reladiff-venv && "
+            "/work/reladiff-venv/bin/pip install 'reladiff[postgresql,mysql]' (or --no-reladiff)"
+        )
+    spark = spark_session(
+        app_name="dq-bench-consistency",
+        config={"spark.driver.memory": "4g", "spark.sql.shuffle.partitions": "8"},
+    )
+    started = time.perf_counter()
+    text = run(spark, args, orders)
+    print(text)
+    print(f"\n({time.perf_counter() - started:.0f} s)")
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
