@@ -7,8 +7,8 @@ python -m benchmarks.consistency --rows 200000 --differences 0 10 1000   # secon
 TPC-H `orders` (tpchgen-cli) lives as Parquet and as a table in PostgreSQL and MariaDB
 (database dq_bench; benchmarks/orders_data.py); each variant applies 0, 10 or 10,000
 differences to the PostgreSQL copy (a third deleted, a third inserted, a third updated) and
-undoes them afterwards. reladiff runs from its own venv (--reladiff-python), never the
-project's. Prints tables; asserts nothing about time.
+undoes them afterwards. reladiff runs from its own venv (`make reladiff-venv`, or
+--reladiff-python), never the project's. Prints tables; asserts nothing about time.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from benchmarks import orders_data
-from benchmarks._harness import timed
+from benchmarks._harness import table, timed
 from benchmarks.data import DATA
 from checkers.parsers.jdbc import JdbcParser
 from checkers.spark import spark_session
@@ -41,6 +41,8 @@ except ImportError:  # the checker is being written: the baselines still run
 
 KEY = "o_orderkey"
 RELADIFF = Path(__file__).with_name("reladiff_diff.py")
+#: reladiff's own venv (`make reladiff-venv`), never the project's.
+RELADIFF_PYTHON = Path(__file__).parents[1] / ".reladiff-venv" / "bin" / "python"
 # Targets of the issue, printed beside the results (never asserted).
 COUNT_RATIO_TARGET, ROWS_SHARE_TARGET, FEW_DIFFERENCES = 3.0, 0.001, 10
 
@@ -143,127 +145,184 @@ def _verdict(met: bool) -> str:
     return "met" if met else "**not met**"
 
 
+PARQUET_HEADERS = [
+    "differences",
+    "method",
+    "s",
+    "Spark jobs",
+    "rows out of PostgreSQL",
+    "share of table",
+    "rows from Parquet",
+    "found (missing in PG / in Parquet / differing)",
+    "as applied",
+    "time / count(*)",
+]
+PAIR_HEADERS = [
+    "differences",
+    "method",
+    "s",
+    "rows out of PostgreSQL",
+    "rows out of MariaDB",
+    "found (missing in PG / in MariaDB / differing)",
+    "as applied",
+    "time / count(*)",
+    "time / reladiff",
+]
+
+
+class _Variant:
+    """One number of differences applied to the PostgreSQL copy: what it found, against what."""
+
+    def __init__(self, applied: orders_data.Differences, total: int) -> None:
+        self.applied, self.total = applied, total
+        self.label = f"{applied.total:,}"
+        self.expected = (applied.deleted, applied.inserted, applied.updated)
+        self.targets: list[str] = []
+
+    def found(self, found: tuple[object, ...]) -> list[object]:
+        return [" / ".join(map(str, found)), "yes" if found == self.expected else "NO"]
+
+
+def _against_parquet(
+    spark: SparkSession, args: argparse.Namespace, orders: orders_data.Orders, v: _Variant
+) -> list[list[object]]:
+    pg = orders.postgres_url
+    parquet = spark.read.parquet(str(orders.parquet))
+    pg_s, _, _ = _median(spark, lambda: _count_sql(pg, orders.table), args.runs)
+    pq_s, pq_jobs, _ = _median(spark, parquet.count, args.runs)
+    base = pg_s + pq_s
+    rows: list[list[object]] = [
+        [v.label, "count(*) PostgreSQL + Parquet (baseline)", base, pq_jobs, 1, "", 1, "", "", 1.0]
+    ]
+    if ConsistencyChecker is None:
+        rows.append([v.label, "ConsistencyChecker", "not available", *[""] * 7])
+    else:
+        s, jobs, result = _median(
+            spark,
+            lambda: _checker(SqlTable(pg, orders.table), spark.read.parquet(str(orders.parquet))),
+            args.runs,
+        )
+        left, right = _fetched(result)
+        found = v.found(_found(result))
+        if error := getattr(result, "error", None):
+            found[0] = f"{found[0]} (error: {error})"
+        rows.append(
+            [
+                v.label,
+                "ConsistencyChecker",
+                s,
+                jobs,
+                left,
+                _share(left, v.total),
+                right,
+                *found,
+                _ratio(s, base),
+            ]
+        )
+        if v.applied.total <= FEW_DIFFERENCES:
+            share = (left or 0) / v.total
+            v.targets.append(
+                f"* {v.label} differences, Parquet: {_ratio(s, base):.2f}x count(*) (target at "
+                f"most {COUNT_RATIO_TARGET:g}x: {_verdict(s <= COUNT_RATIO_TARGET * base)}); "
+                f"{share:.4%} of PostgreSQL's rows out (target under "
+                f"{ROWS_SHARE_TARGET:.1%}: {_verdict(share < ROWS_SHARE_TARGET)})"
+            )
+    s, jobs, found = _median(spark, lambda: _jdbc_join(spark, orders, args.partitions), args.runs)
+    now = v.total - v.applied.deleted + v.applied.inserted
+    method = f"JDBC read ({args.partitions} partitions) + full outer join in Spark"
+    shown = v.found(found)  # type: ignore[arg-type]
+    rows.append(
+        [v.label, method, s, jobs, now, _share(now, v.total), orders.rows, *shown, _ratio(s, base)]
+    )
+    return rows
+
+
+def _against_mariadb(
+    spark: SparkSession, args: argparse.Namespace, orders: orders_data.Orders, v: _Variant
+) -> list[list[object]]:
+    pg, maria, name = orders.postgres_url, orders.mariadb_url, orders.table
+    pg_s, _, _ = _median(spark, lambda: _count_sql(pg, name), args.runs)
+    maria_s, _, _ = _median(spark, lambda: _count_sql(maria, name), args.runs)
+    base = pg_s + maria_s
+    rows: list[list[object]] = [
+        [v.label, "count(*) PostgreSQL + MariaDB (baseline)", base, 1, 1, "", "", 1.0, ""]
+    ]
+    reladiff = None
+    if not args.no_reladiff:
+        runs = [_reladiff(args, pg, maria, name) for _ in range(args.runs)]
+        reladiff = sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2]
+    if ConsistencyChecker is None:
+        rows.append([v.label, "ConsistencyChecker", "not available", *[""] * 6])
+    else:
+        s, _, result = _median(
+            spark, lambda: _checker(SqlTable(pg, name), SqlTable(maria, name)), args.runs
+        )
+        left, right = _fetched(result)
+        versus = _ratio(s, reladiff["seconds"]) if reladiff else ""
+        rows.append(
+            [
+                v.label,
+                "ConsistencyChecker",
+                s,
+                left,
+                right,
+                *v.found(_found(result)),
+                _ratio(s, base),
+                versus,
+            ]
+        )
+        if reladiff:
+            v.targets.append(
+                f"* {v.label} differences, PostgreSQL/MariaDB: {versus:.2f}x reladiff's time "
+                f"(target under 1: {_verdict(s < reladiff['seconds'])})"
+            )
+    if reladiff:
+        found = (reladiff["only_right"], reladiff["only_left"], reladiff["updated"])
+        method = (
+            f"reladiff {_reladiff_version(args)} (hashdiff, {args.reladiff_threads} thread(s); "
+            f"process {reladiff['process_seconds']:.2f} s)"
+        )
+        downloaded = f"≤{reladiff['rows_downloaded']}"
+        rows.append(
+            [
+                v.label,
+                method,
+                reladiff["seconds"],
+                downloaded,
+                downloaded,
+                *v.found(found),
+                _ratio(reladiff["seconds"], base),
+                1.0,
+            ]
+        )
+    return rows
+
+
 def run(spark: SparkSession, args: argparse.Namespace, orders: orders_data.Orders) -> str:
     total = _count_sql(orders.postgres_url, orders.table)
-    spark_rows = [
-        "| differences | method | s | Spark jobs | rows out of PostgreSQL | share of table "
-        "| rows from Parquet | found (missing in PG / in Parquet / differing) | as applied "
-        "| time / count(*) |",
-        "|" + "---|" * 10,
-    ]
-    pair_rows = [
-        "| differences | method | s | rows out of PostgreSQL | rows out of MariaDB "
-        "| found (missing in PG / in MariaDB / differing) | as applied | time / count(*) "
-        "| time / reladiff |",
-        "|" + "---|" * 9,
-    ]
+    parquet_rows: list[list[object]] = []
+    pair_rows: list[list[object]] = []
     targets: list[str] = []
-    pg, maria = orders.postgres_url, orders.mariadb_url
-    parquet = spark.read.parquet(str(orders.parquet))
-    parquet.count()  # warm-up: the first Spark job pays for starting executors and JIT
+    spark.read.parquet(str(orders.parquet)).count()  # warm-up: executors start, JIT
     try:
         for count in args.differences:
-            applied = orders_data.apply_differences(pg, orders.table, count)
-            expected = (applied.deleted, applied.inserted, applied.updated)
-            n = f"{applied.total:,}"
-            pg_s, _, _ = _median(spark, lambda: _count_sql(pg, orders.table), args.runs)
-            pq_s, pq_jobs, _ = _median(spark, parquet.count, args.runs)
-            base = pg_s + pq_s
-            spark_rows.append(
-                f"| {n} | count(*) PostgreSQL + Parquet (baseline) | {base:.3f} | {pq_jobs} | 1 "
-                f"| | 1 | | | 1.00 |"
-            )
-            if ConsistencyChecker is None:
-                spark_rows.append(f"| {n} | ConsistencyChecker | not available | | | | | | | |")
-            else:
-                s, jobs, result = _median(
-                    spark,
-                    lambda: _checker(
-                        SqlTable(pg, orders.table), spark.read.parquet(str(orders.parquet))
-                    ),
-                    args.runs,
-                )
-                left, right = _fetched(result)
-                found = _found(result)
-                error = getattr(result, "error", None)
-                spark_rows.append(
-                    f"| {n} | ConsistencyChecker | {s:.3f} | {jobs} | {left} | "
-                    f"{_share(left, total)} | {right} | {' / '.join(map(str, found))}"
-                    f"{' error: ' + error if error else ''} "
-                    f"| {'yes' if found == expected else 'NO'} "
-                    f"| {_ratio(s, base):.2f} |"
-                )
-                if applied.total <= FEW_DIFFERENCES:
-                    share = (left or 0) / total
-                    targets.append(
-                        f"* {n} differences, Parquet: {_ratio(s, base):.2f}x count(*) (target at "
-                        f"most {COUNT_RATIO_TARGET:g}x: "
-                        f"{_verdict(s <= COUNT_RATIO_TARGET * base)}); "
-                        f"{share:.4%} of PostgreSQL's rows out (target under "
-                        f"{ROWS_SHARE_TARGET:.1%}: {_verdict(share < ROWS_SHARE_TARGET)})"
-                    )
-            s, jobs, found = _median(
-                spark, lambda: _jdbc_join(spark, orders, args.partitions), args.runs
-            )
-            rows_now = total - applied.deleted + applied.inserted
-            spark_rows.append(
-                f"| {n} | JDBC read ({args.partitions} partitions) + full outer join in Spark | "
-                f"{s:.3f} | {jobs} | {rows_now} | {_share(rows_now, total)} | {orders.rows} "
-                f"| {' / '.join(map(str, found))} | {'yes' if found == expected else 'NO'} "
-                f"| {_ratio(s, base):.2f} |"
-            )
-            if args.no_pair:
-                continue
-            maria_s, _, _ = _median(spark, lambda: _count_sql(maria, orders.table), args.runs)
-            pair_base = pg_s + maria_s
-            reladiff = None if args.no_reladiff else _reladiff(args, pg, maria, orders.table)
-            pair_rows.append(
-                f"| {n} | count(*) PostgreSQL + MariaDB (baseline) | {pair_base:.3f} | 1 | 1 | "
-                f"| | 1.00 | |"
-            )
-            if ConsistencyChecker is None:
-                pair_rows.append(f"| {n} | ConsistencyChecker | not available | | | | | | |")
-            else:
-                s, _, result = _median(
-                    spark,
-                    lambda: _checker(SqlTable(pg, orders.table), SqlTable(maria, orders.table)),
-                    args.runs,
-                )
-                left, right = _fetched(result)
-                found = _found(result)
-                versus = f"{_ratio(s, reladiff['seconds']):.2f}" if reladiff else ""
-                pair_rows.append(
-                    f"| {n} | ConsistencyChecker | {s:.3f} | {left} | {right} | "
-                    f"{' / '.join(map(str, found))} | {'yes' if found == expected else 'NO'} "
-                    f"| {_ratio(s, pair_base):.2f} | {versus} |"
-                )
-                if reladiff:
-                    targets.append(
-                        f"* {n} differences, PostgreSQL/MariaDB: {versus}x reladiff's time "
-                        f"(target under 1: {_verdict(s < reladiff['seconds'])})"
-                    )
-            if reladiff:
-                found = (reladiff["only_right"], reladiff["only_left"], reladiff["updated"])
-                pair_rows.append(
-                    f"| {n} | reladiff {_reladiff_version(args)} (hashdiff, "
-                    f"{args.reladiff_threads} thread(s); "
-                    f"process {reladiff['process_seconds']:.2f} s)"
-                    f" | {reladiff['seconds']:.3f} | ≤{reladiff['rows_downloaded']} "
-                    f"| ≤{reladiff['rows_downloaded']} | {' / '.join(map(str, found))} "
-                    f"| {'yes' if found == expected else 'NO'} "
-                    f"| {_ratio(reladiff['seconds'], pair_base):.2f} | 1.00 |"
-                )
+            applied = orders_data.apply_differences(orders.postgres_url, orders.table, count)
+            variant = _Variant(applied, total)
+            parquet_rows += _against_parquet(spark, args, orders, variant)
+            if not args.no_pair:
+                pair_rows += _against_mariadb(spark, args, orders, variant)
+            targets += variant.targets
     finally:
-        orders_data.restore(pg, orders.table)
+        orders_data.restore(orders.postgres_url, orders.table)
     text = (
         f"PostgreSQL (left, with the differences) against the Parquet file (right), {total:,} "
-        f"rows, median of {args.runs} run(s):\n\n" + "\n".join(spark_rows)
+        f"rows, median of {args.runs} run(s):\n\n{table(PARQUET_HEADERS, parquet_rows)}"
     )
     if not args.no_pair:
         text += (
-            f"\n\nPostgreSQL (left, with the differences) against MariaDB (right), {total:,} rows "
-            f"(reladiff counts the larger side of each segment it downloads):\n\n"
-            + "\n".join(pair_rows)
+            f"\n\nPostgreSQL (left, with the differences) against MariaDB (right), {total:,} "
+            "rows (reladiff counts the larger side of each segment it downloads):\n\n"
+            + table(PAIR_HEADERS, pair_rows)
         )
     if targets:
         text += "\n\nTargets (printed, not asserted):\n\n" + "\n".join(targets)
@@ -300,7 +359,7 @@ def main() -> None:
             "DQ_TEST_MARIADB_URL", "mysql+pymysql://root@127.0.0.1:3306/", "dq_bench"
         ),
     )
-    parser.add_argument("--reladiff-python", default="/work/reladiff-venv/bin/python")
+    parser.add_argument("--reladiff-python", default=str(RELADIFF_PYTHON))
     parser.add_argument("--reladiff-threads", type=int, default=1)
     parser.add_argument("--no-reladiff", action="store_true")
     parser.add_argument("--no-pair", action="store_true", help="skip PostgreSQL/MariaDB")
@@ -315,8 +374,8 @@ def main() -> None:
         return
     if not args.no_reladiff and not Path(args.reladiff_python).exists():
         sys.exit(
-            f"{args.reladiff_python} not found: python3 -m venv /work/reladiff-venv && "
-            "/work/reladiff-venv/bin/pip install 'reladiff[postgresql,mysql]' (or --no-reladiff)"
+            f"{args.reladiff_python} not found: make reladiff-venv, or give --reladiff-python "
+            "(a venv with reladiff[postgresql,mysql]), or --no-reladiff"
         )
     spark = spark_session(
         app_name="dq-bench-consistency",
