@@ -299,6 +299,7 @@ def _against_mariadb(
 
 
 def run(spark: SparkSession, args: argparse.Namespace, orders: orders_data.Orders) -> str:
+    orders_data.restore(orders.postgres_url, orders.table)  # after a run that was stopped
     total = _count_sql(orders.postgres_url, orders.table)
     parquet_rows: list[list[object]] = []
     pair_rows: list[list[object]] = []
