@@ -61,7 +61,7 @@ bench-incremental: $(STAMP)
 
 # TPC-H orders in PostgreSQL, MariaDB and Parquet compared by the consistency checker, a JDBC
 # join, count(*) and reladiff. ROWS=200000 for a quick run (the default, 10 M rows, builds its
-# data once: about N minutes).
+# data once: 4.5 minutes on 2 cores; 1.5 GB of files, 1.6 GB in PostgreSQL, 1.3 GB in MariaDB).
 bench-consistency: $(STAMP) reladiff-venv
 	$(PY) -m benchmarks.consistency $(if $(ROWS),--rows $(ROWS))
 
