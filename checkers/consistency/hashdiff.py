@@ -14,7 +14,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from checkers.consistency.normalise import Kind, Rules
-from checkers.consistency.sides import Fetched, Range, RowPlan, Side, is_unsupported
+from checkers.consistency.sides import (
+    ALL,
+    Fetched,
+    Range,
+    RowPlan,
+    Selection,
+    Side,
+    is_unsupported,
+)
 
 #: Kinds compared together when the two sides differ: the wider one on both.
 _WIDER: dict[frozenset[str], Kind] = {
@@ -223,12 +231,12 @@ def _bisect(
     width = 1
     while width * factor < high - low + 1:
         width *= factor
-    ranges = [(low, high + 1)]
-    while ranges:
+    selected: Selection | None = ALL
+    while selected is not None:
         comparison.levels += 1
         found = (
-            left.cells(plans.key[0], plans.left, ranges, low, width),
-            right.cells(plans.key[1], plans.right, ranges, low, width),
+            left.cells(plans.key[0], plans.left, selected, low, width),
+            right.cells(plans.key[1], plans.right, selected, low, width),
         )
         fetch: list[Range] = []
         split: list[Range] = []
@@ -240,8 +248,9 @@ def _bisect(
             span = (low + cell * width, low + (cell + 1) * width)
             (fetch if width == 1 or rows <= threshold else split).append(span)
         if fetch:
-            _compare_rows(left, right, plans, comparison, duplicated, _merged(fetch))
-        ranges = _merged(split)
+            chosen = Selection(tuple(_merged(fetch)), low, width)
+            _compare_rows(left, right, plans, comparison, duplicated, chosen)
+        selected = Selection(tuple(_merged(split)), low, width) if split else None
         width = max(1, width // factor)
 
 
@@ -251,11 +260,11 @@ def _compare_rows(
     plans: _Plans,
     comparison: Comparison,
     duplicated: set[int],
-    ranges: list[Range],
+    selected: Selection,
 ) -> None:
     rows = (
-        _by_key(left.rows(plans.key[0], plans.left, ranges)),
-        _by_key(right.rows(plans.key[1], plans.right, ranges)),
+        _by_key(left.rows(plans.key[0], plans.left, selected)),
+        _by_key(right.rows(plans.key[1], plans.right, selected)),
     )
     floats = [kind == "float" for kind in plans.left.kinds]
     for k in sorted(set(rows[0]) | set(rows[1])):

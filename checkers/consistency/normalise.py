@@ -183,28 +183,39 @@ def sql_text(dialect: str, column_sql: str, kind: Kind, rules: Rules) -> str:
 
 def sql_row_hash(dialect: str, texts: Sequence[str]) -> tuple[str, str]:
     """Two SQL integer expressions in [0, 2**28) from the md5 of the row's encoded texts."""
+    return sql_halves(dialect, sql_digest(dialect, texts))
+
+
+def sql_digest(dialect: str, texts: Sequence[str]) -> str:
+    """The md5 (hex) of the row's encoded texts. Each text appears twice: give column names of
+    a subquery that computed them, not the expressions, or they are computed twice."""
     if dialect == "postgresql":
         parts = [f"coalesce(char_length({t})::text || ':' || {t}, '{NULL_MARKER}')" for t in texts]
-        digest = f"md5({' || '.join(parts) or EMPTY})"
-        return tuple(  # type: ignore[return-value]
-            f"('x' || substr({digest}, {start}, {HALF_DIGITS}))::bit({4 * HALF_DIGITS})::integer"
-            for start in (1, 1 + HALF_DIGITS)
-        )
+        return f"md5({' || '.join(parts) or EMPTY})"
     if dialect in ("mysql", "mariadb"):
         parts = [f"COALESCE(CONCAT(CHAR_LENGTH({t}), ':', {t}), '{NULL_MARKER}')" for t in texts]
-        digest = f"MD5(CONVERT(CONCAT({', '.join(parts) or EMPTY}) USING utf8mb4))"
-        return tuple(  # type: ignore[return-value]
-            f"CAST(CONV(SUBSTRING({digest}, {start}, {HALF_DIGITS}), 16, 10) AS SIGNED)"
-            for start in (1, 1 + HALF_DIGITS)
-        )
+        return f"MD5(CONVERT(CONCAT({', '.join(parts) or EMPTY}) USING utf8mb4))"
     if dialect == "sqlite":
         parts = [f"coalesce(length({t}) || ':' || {t}, '{NULL_MARKER}')" for t in texts]
-        digest = f"dq_md5({' || '.join(parts) or EMPTY})"
-        return tuple(  # type: ignore[return-value]
-            f"dq_hex_int(substr({digest}, {start}, {HALF_DIGITS}))"
-            for start in (1, 1 + HALF_DIGITS)
-        )
+        return f"dq_md5({' || '.join(parts) or EMPTY})"
     raise ValueError(f"unsupported dialect {dialect!r}: use one of {', '.join(DIALECTS)}")
+
+
+def sql_halves(dialect: str, digest: str) -> tuple[str, str]:
+    """The two 28-bit integers of an md5 hex digest (give a column name, not the md5 call)."""
+    if dialect == "postgresql":
+        template = "('x' || substr({d}, {s}, {n}))::bit({b})::integer"
+    elif dialect in ("mysql", "mariadb"):
+        template = "CAST(CONV(SUBSTRING({d}, {s}, {n}), 16, 10) AS SIGNED)"
+    elif dialect == "sqlite":
+        template = "dq_hex_int(substr({d}, {s}, {n}))"
+    else:
+        raise ValueError(f"unsupported dialect {dialect!r}: use one of {', '.join(DIALECTS)}")
+    first, second = (
+        template.format(d=digest, s=start, n=HALF_DIGITS, b=4 * HALF_DIGITS)
+        for start in (1, 1 + HALF_DIGITS)
+    )
+    return first, second
 
 
 def prepare_connection(dialect: str, dbapi_connection: object) -> None:
@@ -291,11 +302,20 @@ def spark_text(column: Column, kind: Kind, rules: Rules) -> Column:
 
 def spark_row_hash(texts: Sequence[Column]) -> tuple[Column, Column]:
     """Two int Columns in [0, 2**28) from the md5 of the row's encoded texts."""
+    return spark_halves(spark_digest(texts))
+
+
+def spark_digest(texts: Sequence[Column]) -> Column:
+    """The md5 (hex) of the row's encoded texts (select the texts first: each is used twice)."""
     parts = [
         F.coalesce(F.concat(F.length(t).cast("string"), F.lit(":"), t), F.lit(NULL_MARKER))
         for t in texts
     ]
-    digest = F.md5(F.concat(*parts) if parts else F.lit(""))
+    return F.md5(F.concat(*parts) if parts else F.lit(""))
+
+
+def spark_halves(digest: Column) -> tuple[Column, Column]:
+    """The two 28-bit integers of an md5 hex digest column."""
     first, second = (
         F.conv(F.substring(digest, start, HALF_DIGITS), 16, 10).cast("int")
         for start in (1, 1 + HALF_DIGITS)

@@ -30,8 +30,32 @@ Range = tuple[int, int]
 Cell = tuple[int, int, int]
 #: Ranges per statement: long OR lists are slow to plan.
 _RANGES_PER_QUERY = 256
+#: What keeps PostgreSQL and MariaDB from merging a subquery into the query around it.
+_FENCES = {"postgresql": " OFFSET 0", "mysql": " LIMIT 18446744073709551615"}
+_FENCES["mariadb"] = _FENCES["mysql"]
 #: Duplicated keys listed (beyond that, only counted).
 DUPLICATES_LISTED = 1000
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which rows a question is about: all of them, or the keys of `ranges`, each a union of
+    grid cells `unit` keys wide counted from `low` (so a cell number picks them too)."""
+
+    ranges: tuple[Range, ...] | None
+    low: int = 0
+    unit: int = 1
+
+    def cells(self) -> list[int]:
+        assert self.ranges is not None
+        return [
+            c
+            for a, b in self.ranges
+            for c in range((a - self.low) // self.unit, (b - self.low) // self.unit)
+        ]
+
+
+ALL = Selection(None)
 
 
 @dataclass(frozen=True)
@@ -76,16 +100,16 @@ class Side(ABC):
 
     @abstractmethod
     def cells(
-        self, key: str, plan: RowPlan, ranges: Sequence[Range], low: int, width: int
+        self, key: str, plan: RowPlan, selected: Selection, low: int, width: int
     ) -> dict[int, Cell]:
-        """Count and checksum rows of `ranges` by cell `(key - low) div width`."""
+        """Count and checksum the selected rows by cell `(key - low) div width`."""
 
     @abstractmethod
     def duplicates(self, key: str) -> tuple[int, dict[int, int]]:
         """How many keys occur more than once, and up to DUPLICATES_LISTED of them with counts."""
 
     @abstractmethod
-    def rows(self, key: str, plan: RowPlan, ranges: Sequence[Range]) -> list[Fetched]: ...
+    def rows(self, key: str, plan: RowPlan, selected: Selection) -> list[Fetched]: ...
 
     @contextmanager
     def session(self) -> Iterator[None]:
@@ -105,9 +129,12 @@ class RowPlan:
         return tuple(c for c, k in zip(self.columns, self.kinds, strict=True) if k == "float")
 
 
-def _chunks(ranges: Sequence[Range]) -> Iterator[Sequence[Range]]:
-    for start in range(0, len(ranges), _RANGES_PER_QUERY):
-        yield ranges[start : start + _RANGES_PER_QUERY]
+def _chunks(selected: Selection) -> Iterator[Sequence[Range] | None]:
+    if selected.ranges is None:
+        yield None
+        return
+    for start in range(0, len(selected.ranges), _RANGES_PER_QUERY):
+        yield selected.ranges[start : start + _RANGES_PER_QUERY]
 
 
 def _redacted(url: str) -> str:
@@ -248,7 +275,9 @@ class SqlSide(Side):
         low, high, rows, keyed = self._execute(statement + self._where())[0]
         return Bounds(_int(low), _int(high), int(rows), int(rows) - int(keyed))
 
-    def _ranges(self, key: str, ranges: Sequence[Range]) -> str:
+    def _ranges(self, key: str, ranges: Sequence[Range] | None) -> str:
+        if ranges is None:
+            return ""
         k = self._quote(key)
         return "(" + " OR ".join(f"({k} >= {a} AND {k} < {b})" for a, b in ranges) + ")"
 
@@ -259,20 +288,34 @@ class SqlSide(Side):
         ]
 
     def cells(
-        self, key: str, plan: RowPlan, ranges: Sequence[Range], low: int, width: int
+        self, key: str, plan: RowPlan, selected: Selection, low: int, width: int
     ) -> dict[int, Cell]:
         k = self._quote(key)
-        key_text = normalise.sql_text(self._dialect, k, "integer", plan.rules)
-        h1, h2 = normalise.sql_row_hash(self._dialect, [key_text, *self._texts(plan)])
-        division = "DIV" if self._dialect in ("mysql", "mariadb") else "/"
+        dialect = self._dialect
+        texts = [normalise.sql_text(dialect, k, "integer", plan.rules), *self._texts(plan)]
+        named = [f"dq_t{n}" for n in range(len(texts))]
+        # Texts, then their digest, then its halves, each computed once: the fences keep the
+        # database from inlining a subquery into the next (which would compute them again).
+        fence = _FENCES.get(dialect, "")
+        h1, h2 = normalise.sql_halves(dialect, "dq_m")
+        division = "DIV" if dialect in ("mysql", "mariadb") else "/"
         found: dict[int, Cell] = {}
-        for chunk in _chunks(ranges):
-            inner = (
-                f"SELECT ({k} - {low}) {division} {width} AS cell, {h1} AS h1, {h2} AS h2 "
-                f"FROM {self._from}{self._where(self._ranges(key, chunk))}"
+        for chunk in _chunks(selected):
+            listed = ", ".join(f"{t} AS {n}" for t, n in zip(texts, named, strict=True))
+            rows = (
+                f"SELECT {k} AS dq_k, {listed} FROM {self._from}"
+                f"{self._where(self._ranges(key, chunk))}{fence}"
+            )
+            digests = (
+                f"SELECT dq_k, {normalise.sql_digest(dialect, named)} AS dq_m "
+                f"FROM ({rows}) dq_rows{fence}"
+            )
+            halves = (
+                f"SELECT (dq_k - {low}) {division} {width} AS cell, {h1} AS h1, {h2} AS h2 "
+                f"FROM ({digests}) dq_digests"
             )
             statement = (
-                f"SELECT cell, count(*), sum(h1), sum(h2) FROM ({inner}) cells GROUP BY cell"
+                f"SELECT cell, count(*), sum(h1), sum(h2) FROM ({halves}) cells GROUP BY cell"
             )
             for cell, count, s1, s2 in self._execute(statement):
                 found[int(cell)] = (int(count), int(s1), int(s2))
@@ -290,24 +333,17 @@ class SqlSide(Side):
             total = int(self._execute(f"SELECT count(*) FROM ({grouped}) d")[0][0])
         return total, {int(k): int(n) for k, n in listed}
 
-    def rows(self, key: str, plan: RowPlan, ranges: Sequence[Range]) -> list[Fetched]:
+    def rows(self, key: str, plan: RowPlan, selected: Selection) -> list[Fetched]:
         k = self._quote(key)
         floats = [f"CAST({self._quote(c)} AS {_double(self._dialect)})" for c in plan.float_columns]
-        selected = ", ".join([k, *self._texts(plan), *floats])
+        columns = ", ".join([k, *self._texts(plan), *floats])
         fetched: list[Fetched] = []
         texts = len(plan.columns)
-        for chunk in _chunks(ranges):
+        for chunk in _chunks(selected):
             statement = (
-                f"SELECT {selected} FROM {self._from}{self._where(self._ranges(key, chunk))}"
+                f"SELECT {columns} FROM {self._from}{self._where(self._ranges(key, chunk))}"
             )
-            for row in self._execute(statement):
-                fetched.append(
-                    Fetched(
-                        int(row[0]),
-                        tuple(row[1 : 1 + texts]),
-                        tuple(_float(v) for v in row[1 + texts :]),
-                    )
-                )
+            fetched += [_fetched(row, texts) for row in self._execute(statement)]
         self.rows_fetched += len(fetched)
         return fetched
 
@@ -345,12 +381,13 @@ class SparkSide(Side):
         row = self._collect(self.frame.agg(F.min(k), F.max(k), F.count(F.lit(1)), F.count(k)))[0]
         return Bounds(_int(row[0]), _int(row[1]), int(row[2]), int(row[2]) - int(row[3]))
 
-    def _in(self, key: str, ranges: Sequence[Range]) -> Column:
-        k = F.col(quoted(key))
-        condition = F.lit(False)
-        for a, b in ranges:
-            condition = condition | ((k >= F.lit(a)) & (k < F.lit(b)))
-        return condition
+    def _selected(self, key: str, selected: Selection) -> DataFrame:
+        """The selected rows: a set of cell numbers (one hash lookup per row), not a chain of
+        range conditions, which Spark evaluates slowly once there are hundreds."""
+        if selected.ranges is None:
+            return self.frame
+        cell = F.expr(f"(CAST({quoted(key)} AS BIGINT) - {selected.low}) div {selected.unit}")
+        return self.frame.filter(cell.isin(selected.cells()))
 
     def _texts(self, plan: RowPlan) -> list[Column]:
         return [
@@ -359,21 +396,25 @@ class SparkSide(Side):
         ]
 
     def cells(
-        self, key: str, plan: RowPlan, ranges: Sequence[Range], low: int, width: int
+        self, key: str, plan: RowPlan, selected: Selection, low: int, width: int
     ) -> dict[int, Cell]:
         k = F.col(quoted(key))
-        key_text = normalise.spark_text(k, "integer", plan.rules)
-        h1, h2 = normalise.spark_row_hash([key_text, *self._texts(plan)])
-        cell = F.expr(f"(CAST({quoted(key)} AS BIGINT) - {low}) div {width}")  # exact, >= 0
-        found: dict[int, Cell] = {}
-        for chunk in _chunks(ranges):
-            frame = self.frame.filter(self._in(key, chunk)).select(
-                cell.alias("cell"), h1.cast("long").alias("h1"), h2.cast("long").alias("h2")
-            )
-            grouped = frame.groupBy("cell").agg(F.count(F.lit(1)), F.sum("h1"), F.sum("h2"))
-            for row in self._collect(grouped):
-                found[int(row[0])] = (int(row[1]), int(row[2]), int(row[3]))
-        return found
+        texts = [normalise.spark_text(k, "integer", plan.rules), *self._texts(plan)]
+        named = [f"dq_t{n}" for n in range(len(texts))]
+        cell = F.expr(f"(CAST(dq_k AS BIGINT) - {low}) div {width}")  # exact, >= 0
+        h1, h2 = normalise.spark_halves(F.col("dq_m"))
+        # Projections one after the other: Spark keeps an expensive expression used twice (a
+        # text, the digest) in its own projection rather than computing it twice.
+        frame = self._selected(key, selected).select(
+            k.alias("dq_k"), *[t.alias(n) for t, n in zip(texts, named, strict=True)]
+        )
+        digest = normalise.spark_digest([F.col(n) for n in named])
+        frame = frame.select("dq_k", digest.alias("dq_m"))
+        frame = frame.select(
+            cell.alias("cell"), h1.cast("long").alias("h1"), h2.cast("long").alias("h2")
+        )
+        grouped = frame.groupBy("cell").agg(F.count(F.lit(1)), F.sum("h1"), F.sum("h2"))
+        return {int(r[0]): (int(r[1]), int(r[2]), int(r[3])) for r in self._collect(grouped)}
 
     def duplicates(self, key: str) -> tuple[int, dict[int, int]]:
         k = F.col(quoted(key))
@@ -385,21 +426,11 @@ class SparkSide(Side):
             total = int(self._collect(grouped.agg(F.count(F.lit(1))))[0][0])
         return total, {int(r[0]): int(r[1]) for r in listed}
 
-    def rows(self, key: str, plan: RowPlan, ranges: Sequence[Range]) -> list[Fetched]:
+    def rows(self, key: str, plan: RowPlan, selected: Selection) -> list[Fetched]:
         k = F.col(quoted(key))
         floats = [F.col(quoted(c)).cast("double") for c in plan.float_columns]
-        texts = len(plan.columns)
-        fetched: list[Fetched] = []
-        for chunk in _chunks(ranges):
-            frame = self.frame.filter(self._in(key, chunk)).select(k, *self._texts(plan), *floats)
-            for row in self._collect(frame):
-                fetched.append(
-                    Fetched(
-                        int(row[0]),
-                        tuple(row[1 : 1 + texts]),
-                        tuple(_float(v) for v in row[1 + texts :]),
-                    )
-                )
+        frame = self._selected(key, selected).select(k, *self._texts(plan), *floats)
+        fetched = [_fetched(row, len(plan.columns)) for row in self._collect(frame)]
         self.rows_fetched += len(fetched)
         return fetched
 
@@ -410,6 +441,12 @@ class _Unsupported(str):
 
 def is_unsupported(kind: object) -> bool:
     return isinstance(kind, _Unsupported)
+
+
+def _fetched(row: Sequence[Any], texts: int) -> Fetched:
+    return Fetched(
+        int(row[0]), tuple(row[1 : 1 + texts]), tuple(_float(v) for v in row[1 + texts :])
+    )
 
 
 def _double(dialect: str) -> str:
