@@ -15,6 +15,7 @@ from checkers._checker import CheckerPlan, CheckerResult
 from checkers.consistency.hashdiff import (
     DIFFERING,
     DUPLICATE_KEY,
+    FIRST_LEVEL_CELLS,
     MISSING_IN_LEFT,
     MISSING_IN_RIGHT,
     Comparison,
@@ -34,7 +35,8 @@ class ConsistencyChecker(RowPredicateChecker):
     compared in Spark) must hold the same rows by `key`, an integer column. `columns` are
     compared (default: every column both sides have); floats within `float_tolerance` are
     equal. Ranges of keys are checksummed on each side and split `bisection_factor` ways where
-    the checksums differ; rows are fetched only for ranges of at most `bisection_threshold`.
+    the checksums differ (the first level cuts the key range into at most `first_level_cells`);
+    rows are fetched only for ranges of at most `bisection_threshold` rows.
 
     Reported beside the counts: `missing_in_left`, `missing_in_right`, `differing`,
     `duplicate_keys`, `null_keys_left/right`, and the cost: `rows_fetched_left/right`,
@@ -51,7 +53,8 @@ class ConsistencyChecker(RowPredicateChecker):
         float_tolerance: float = Rules.float_tolerance,
         trim_trailing_spaces: bool = True,
         bisection_factor: int = 32,
-        bisection_threshold: int = 256,
+        bisection_threshold: int = 64,
+        first_level_cells: int = FIRST_LEVEL_CELLS,
         name: str | None = None,
     ) -> None:
         if not isinstance(key, str):
@@ -71,6 +74,7 @@ class ConsistencyChecker(RowPredicateChecker):
         )
         self.factor = bisection_factor
         self.threshold = bisection_threshold
+        self.first_cells = first_level_cells
         self.comparison: Comparison | None = None
 
     def _spark(self) -> SparkSession:
@@ -88,6 +92,7 @@ class ConsistencyChecker(RowPredicateChecker):
             self.rules,
             factor=self.factor,
             threshold=self.threshold,
+            first_cells=self.first_cells,
         )
         self.comparison = comparison
         rows = [tuple(row.values()) for row in self.differences()]

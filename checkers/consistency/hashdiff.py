@@ -31,6 +31,9 @@ _WIDER: dict[frozenset[str], Kind] = {
     frozenset({"decimal", "float"}): "float",
 }
 
+#: Most cells of the first level (a few kB of counts and sums from each side).
+FIRST_LEVEL_CELLS = 4096
+
 MISSING_IN_LEFT = "missing_in_left"
 MISSING_IN_RIGHT = "missing_in_right"
 DIFFERING = "differing"
@@ -171,7 +174,8 @@ def compare(
     rules: Rules,
     *,
     factor: int = 32,
-    threshold: int = 256,
+    threshold: int = 64,
+    first_cells: int = FIRST_LEVEL_CELLS,
 ) -> Comparison:
     with left.session(), right.session():
         plans = plan_columns(left, right, key, columns, rules)
@@ -183,8 +187,9 @@ def compare(
         lows = [b.low for b in bounds if b.low is not None]
         highs = [b.high for b in bounds if b.high is not None]
         if lows:
+            bounds_ = (min(lows), max(highs))
             _bisect(
-                left, right, plans, comparison, duplicated, min(lows), max(highs), factor, threshold
+                left, right, plans, comparison, duplicated, bounds_, factor, threshold, first_cells
             )
         comparison.rows_fetched = (left.rows_fetched, right.rows_fetched)
         comparison.queries = (left.queries, right.queries)
@@ -223,13 +228,15 @@ def _bisect(
     plans: _Plans,
     comparison: Comparison,
     duplicated: set[int],
-    low: int,
-    high: int,
+    bounds: tuple[int, int],
     factor: int,
     threshold: int,
+    first_cells: int,
 ) -> None:
+    low, high = bounds
+    # The first level reads every row anyway: many cells cost nothing more and spare levels.
     width = 1
-    while width * factor < high - low + 1:
+    while (high - low + 1) / width > first_cells:
         width *= factor
     selected: Selection | None = ALL
     while selected is not None:

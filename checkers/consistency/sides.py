@@ -340,9 +340,7 @@ class SqlSide(Side):
         fetched: list[Fetched] = []
         texts = len(plan.columns)
         for chunk in _chunks(selected):
-            statement = (
-                f"SELECT {columns} FROM {self._from}{self._where(self._ranges(key, chunk))}"
-            )
+            statement = f"SELECT {columns} FROM {self._from}{self._where(self._ranges(key, chunk))}"
             fetched += [_fetched(row, texts) for row in self._execute(statement)]
         self.rows_fetched += len(fetched)
         return fetched

@@ -190,6 +190,7 @@ def test_a_postgres_table_against_a_parquet_lake(
         float_tolerance=TOLERANCE,
         bisection_factor=4,
         bisection_threshold=8,
+        first_level_cells=4,
     )
     found, result = _run(checker)
     assert found == EXPECTED
@@ -211,6 +212,7 @@ def test_a_mariadb_table_against_a_postgres_table(postgres: str, mariadb: str) -
         float_tolerance=TOLERANCE,
         bisection_factor=4,
         bisection_threshold=8,
+        first_level_cells=4,
     )
     found, _ = _run(checker)
     assert found == EXPECTED
