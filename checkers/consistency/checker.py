@@ -25,6 +25,7 @@ from checkers.consistency.normalise import Rules
 from checkers.consistency.sides import Side, SparkSide, SqlTable, as_side
 from checkers.metrics import Analyzer, Metric
 from checkers.row_checkers import RowPredicateChecker
+from checkers.spark import spark_session
 from checkers.tolerances import KnownBroken
 
 Source = SqlTable | DataFrame | Side
@@ -81,7 +82,7 @@ class ConsistencyChecker(RowPredicateChecker):
         for side in (self.left, self.right):
             if isinstance(side, SparkSide):
                 return side.frame.sparkSession
-        return SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
+        return SparkSession.getActiveSession() or spark_session()
 
     def frame(self) -> DataFrame:
         comparison = compare(
