@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import sqlalchemy as sa
+
 WITHHELD = "***"
 RECORD_WITHHELD = "<record withheld>"
 
@@ -70,3 +72,11 @@ def redact_values(text: str) -> str:
     return _DOUBLE_QUOTED.sub(
         lambda m: m.group(0) if _SPARK_WORD.fullmatch(m.group(1)) else f'"{WITHHELD}"', text
     )
+
+
+def redact_url(url: str) -> str:
+    """A SQLAlchemy URL without its password (or a placeholder when it does not parse)."""
+    try:
+        return sa.engine.make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return "<database url>"

@@ -23,6 +23,7 @@ from checkers.deadlines import current, timed_out
 from checkers.metrics._scan import describe_failure
 from checkers.parsers._base import Lazy, SourceError, resolve
 from checkers.parsers._sql_timeouts import engine_within
+from checkers.redaction import redact_url
 
 #: A half-open key range [start, stop).
 Range = tuple[int, int]
@@ -137,13 +138,6 @@ def _chunks(selected: Selection) -> Iterator[Sequence[Range] | None]:
         yield selected.ranges[start : start + _RANGES_PER_QUERY]
 
 
-def _redacted(url: str) -> str:
-    try:
-        return sa.engine.make_url(url).render_as_string(hide_password=True)
-    except Exception:
-        return "<database url>"
-
-
 @dataclass(frozen=True)
 class SqlTable:
     """A database table (or view) compared where it lives: `url` is a SQLAlchemy URL or a
@@ -158,7 +152,7 @@ class SqlTable:
 
     def describe(self) -> str:
         try:
-            shown = _redacted(resolve(self.url))
+            shown = redact_url(resolve(self.url))
         except Exception:
             shown = "<database url>"
         return f"table {self.table} on {shown}"

@@ -19,19 +19,13 @@ from checkers.parsers._base import Lazy, Parser, SourceError, promised_struct, r
 from checkers.parsers._records import records_frame
 from checkers.parsers._sql_timeouts import engine_within
 from checkers.parsers.partitions import PARTITION_COLUMN, Partition, PartitionColumn, Partitioning
+from checkers.redaction import redact_url
 
 #: Builds a statement for the connected database's dialect (its identifier quoting).
 _Statement = Callable[[sa.Dialect], str]
 _INDEX = "__dq_index"
 #: Names of the bound partition values in `read_partitions`.
 _RESERVED = re.compile(r"__p\d+")
-
-
-def _redacted(url: str) -> str:
-    try:
-        return sa.engine.make_url(url).render_as_string(hide_password=True)
-    except Exception:
-        return "<database url>"
 
 
 @dataclass(frozen=True)
@@ -77,7 +71,7 @@ class SqlQueryParser(Parser):
         return records_frame(spark, [dict(r._mapping) for r in rows], names, self.schema)
 
     def describe(self) -> str:
-        return f"SQL query on {_redacted(resolve(self.url))}"
+        return f"SQL query on {redact_url(resolve(self.url))}"
 
     def _fetch(
         self, statement: _Statement, extra: Mapping[str, object]
@@ -96,7 +90,7 @@ class SqlQueryParser(Parser):
             if deadline.expired:
                 message = timed_out(self.describe(), deadline.seconds)
                 raise SourceError(f"{message}: {reason}") from exc
-            raise SourceError(f"query on {_redacted(url)} failed: {reason}") from exc
+            raise SourceError(f"query on {redact_url(url)} failed: {reason}") from exc
         finally:
             engine.dispose()
 

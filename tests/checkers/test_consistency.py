@@ -10,6 +10,7 @@ import decimal
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -69,6 +70,13 @@ SAME = {
     57: {"name": "plain   "},
 }
 DUPLICATED = 66  # twice on the right
+#: Small cells and factors, so that 400 rows take several levels.
+TIGHT: dict[str, Any] = {
+    "float_tolerance": TOLERANCE,
+    "bisection_factor": 4,
+    "bisection_threshold": 8,
+    "first_level_cells": 4,
+}
 
 
 def _left_rows() -> list[dict[str, object]]:
@@ -141,6 +149,12 @@ def _lake(spark: SparkSession, rows: list[dict[str, object]], path: Path) -> Dat
     return spark.read.parquet(str(path))
 
 
+def _orders_and_lake(spark: SparkSession, postgres: str, tmp_path: Path) -> DataFrame:
+    """The left rows as PostgreSQL's `orders`, and the right rows as a Parquet lake."""
+    _load_sql(postgres, _left_rows(), name="orders", primary_key=True)
+    return _lake(spark, _right_rows(), tmp_path / "lake")
+
+
 @pytest.fixture
 def postgres(tmp_path: Path) -> Iterator[str]:
     with fresh_database("postgres", tmp_path) as url:
@@ -181,16 +195,12 @@ def _run(checker: ConsistencyChecker) -> tuple[dict[str, dict[int, str | None]],
 def test_a_postgres_table_against_a_parquet_lake(
     spark: SparkSession, postgres: str, tmp_path: Path
 ) -> None:
-    _load_sql(postgres, _left_rows(), name="orders", primary_key=True)
-    lake = _lake(spark, _right_rows(), tmp_path / "lake")
+    lake = _orders_and_lake(spark, postgres, tmp_path)
     checker = ConsistencyChecker(
         SqlTable(postgres, "orders"),
         lake,
         key="id",
-        float_tolerance=TOLERANCE,
-        bisection_factor=4,
-        bisection_threshold=8,
-        first_level_cells=4,
+        **TIGHT,
     )
     found, result = _run(checker)
     assert found == EXPECTED
@@ -209,10 +219,7 @@ def test_a_mariadb_table_against_a_postgres_table(postgres: str, mariadb: str) -
         SqlTable(mariadb, "orders"),
         SqlTable(postgres, "orders_copy"),
         key="id",
-        float_tolerance=TOLERANCE,
-        bisection_factor=4,
-        bisection_threshold=8,
-        first_level_cells=4,
+        **TIGHT,
     )
     found, _ = _run(checker)
     assert found == EXPECTED
@@ -250,8 +257,7 @@ def _samples(result: object) -> list[dict[str, object]]:
 def test_tolerances_and_known_broken_keys_apply(
     spark: SparkSession, postgres: str, tmp_path: Path
 ) -> None:
-    _load_sql(postgres, _left_rows(), name="orders", primary_key=True)
-    lake = _lake(spark, _right_rows(), tmp_path / "lake")
+    lake = _orders_and_lake(spark, postgres, tmp_path)
     checker = ConsistencyChecker(
         SqlTable(postgres, "orders"), lake, key="id", float_tolerance=TOLERANCE
     )
@@ -285,8 +291,7 @@ def test_a_key_column_missing_on_one_side_is_an_error(
 def test_a_key_that_is_not_comparable_across_engines_is_an_error(
     spark: SparkSession, postgres: str, tmp_path: Path
 ) -> None:
-    _load_sql(postgres, _left_rows(), name="orders", primary_key=True)
-    lake = _lake(spark, _right_rows(), tmp_path / "lake")
+    lake = _orders_and_lake(spark, postgres, tmp_path)
     text_key = lake.withColumn("id", lake["id"].cast("string"))
     error = _error(ConsistencyChecker(SqlTable(postgres, "orders"), text_key, key="id"))
     assert "key column 'id' is integer on the left and text on the right" in error
