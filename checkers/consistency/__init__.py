@@ -3,6 +3,6 @@
 rows of small differing ranges ever leave a database."""
 
 from checkers.consistency.checker import ConsistencyChecker
-from checkers.consistency.sides import SqlTable
+from checkers.consistency.sql_side import SqlTable
 
 __all__ = ["ConsistencyChecker", "SqlTable"]

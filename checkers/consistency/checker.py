@@ -22,7 +22,9 @@ from checkers.consistency.hashdiff import (
     compare,
 )
 from checkers.consistency.normalise import Rules
-from checkers.consistency.sides import Side, SparkSide, SqlTable, as_side
+from checkers.consistency.sides import Side
+from checkers.consistency.spark_side import SparkSide
+from checkers.consistency.sql_side import SqlSide, SqlTable
 from checkers.metrics import Analyzer, Metric
 from checkers.row_checkers import RowPredicateChecker
 from checkers.spark import spark_session
@@ -163,3 +165,16 @@ class ConsistencyChecker(RowPredicateChecker):
 
 def _json(values: dict[str, object] | None) -> str | None:
     return None if values is None else json.dumps(values, ensure_ascii=False, default=str)
+
+
+def as_side(source: SqlTable | DataFrame | Side, role: str) -> Side:
+    if isinstance(source, Side):
+        source.role = role
+        return source
+    if isinstance(source, SqlTable):
+        return SqlSide(source, role)
+    if isinstance(source, DataFrame) or hasattr(source, "schema"):
+        return SparkSide(source, role)  # type: ignore[arg-type]
+    raise ValueError(
+        f"the {role} side is {type(source).__name__}: give a SqlTable(url, table) or a DataFrame"
+    )
