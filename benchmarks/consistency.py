@@ -109,10 +109,6 @@ def _fetched(result: object) -> tuple[int | None, int | None]:
     return _metric(result, "rows_fetched_left"), _metric(result, "rows_fetched_right")
 
 
-def _fetched(result: object) -> tuple[int | None, int | None]:
-    return _metric(result, "rows_fetched_left"), _metric(result, "rows_fetched_right")
-
-
 def _found(result: object) -> tuple[int | None, ...]:
     return tuple(_metric(result, n) for n in ("missing_in_left", "missing_in_right", "differing"))
 

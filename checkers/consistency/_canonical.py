@@ -83,6 +83,21 @@ def hex_int(text: object) -> int | None:
     return None if text is None else int(str(text), 16)
 
 
+class ExactSum:
+    """SQLite aggregate: the exact sum of integers, as text (SQLite's own sum() raises past
+    2**63)."""
+
+    def __init__(self) -> None:
+        self.total = 0
+
+    def step(self, value: object) -> None:
+        if value is not None:
+            self.total += int(value)  # type: ignore[call-overload]
+
+    def finalize(self) -> str:
+        return str(self.total)
+
+
 SQLITE_FUNCTIONS = {
     "dq_float_text": (2, float_text),
     "dq_decimal_text": (1, decimal_text),

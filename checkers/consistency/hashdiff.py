@@ -12,10 +12,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from checkers.consistency.normalise import Kind, Rules
+from checkers.consistency.pair import Pair, opened
 from checkers.consistency.sides import (
     ALL,
+    Cell,
     Fetched,
     Range,
     RowPlan,
@@ -62,6 +65,8 @@ class Comparison:
     duplicate_keys: tuple[int, int] = (0, 0)
     #: Duplicated keys beyond those listed as differences.
     duplicates_unlisted: int = 0
+    #: Whether each side was searched for duplicated keys (else they surface in the bisection).
+    searched: tuple[bool, bool] = (True, True)
     levels: int = 0
     rows_fetched: tuple[int, int] = (0, 0)
     queries: tuple[int, int] = (0, 0)
@@ -91,14 +96,21 @@ class _Plans:
     right: RowPlan
     only_in: tuple[tuple[str, ...], tuple[str, ...]]
 
+    @property
+    def sides(self) -> tuple[RowPlan, RowPlan]:
+        return self.left, self.right
+
 
 def plan_columns(
-    left: Side, right: Side, key: str, columns: Sequence[str] | None, rules: Rules
+    sides: tuple[Side, Side],
+    kinds: tuple[dict[str, Kind], dict[str, Kind]],
+    key: str,
+    columns: Sequence[str] | None,
+    rules: Rules,
 ) -> _Plans:
     """Match the two sides' columns (case-insensitively) and agree on each one's kind; a key or
     column missing on a side, or kinds that cannot be compared, is a ValueError saying which."""
-    kinds = (left.kinds(), right.kinds())
-    sides = (left, right)
+    left, right = sides
     found_keys = [_column(k, key) for k in kinds]
     for side, found in zip(sides, found_keys, strict=True):
         if found is None:
@@ -177,36 +189,37 @@ def compare(
     threshold: int = 64,
     first_cells: int = FIRST_LEVEL_CELLS,
 ) -> Comparison:
-    with left.session(), right.session():
-        plans = plan_columns(left, right, key, columns, rules)
+    with opened(left, right) as pair:
+        kinds = pair.both(lambda side, _: side.kinds())
+        plans = plan_columns((left, right), kinds, key, columns, rules)
         comparison = Comparison(columns=plans.names, only_in=plans.only_in)
-        bounds = (left.bounds(plans.key[0]), right.bounds(plans.key[1]))
+        bounds = pair.both(lambda side, i: side.bounds(plans.key[i]))
         comparison.rows = (bounds[0].rows, bounds[1].rows)
         comparison.null_keys = (bounds[0].null_keys, bounds[1].null_keys)
-        duplicated = _duplicates(left, right, plans, comparison)
+        duplicated = _duplicates(pair, plans, comparison)
         lows = [b.low for b in bounds if b.low is not None]
         highs = [b.high for b in bounds if b.high is not None]
         if lows:
             bounds_ = (min(lows), max(highs))
-            _bisect(
-                left, right, plans, comparison, duplicated, bounds_, factor, threshold, first_cells
-            )
+            _bisect(pair, plans, comparison, duplicated, bounds_, factor, threshold, first_cells)
         comparison.rows_fetched = (left.rows_fetched, right.rows_fetched)
         comparison.queries = (left.queries, right.queries)
         return comparison
 
 
-def _duplicates(left: Side, right: Side, plans: _Plans, comparison: Comparison) -> set[int]:
-    counts: list[dict[int, int]] = []
-    totals: list[int] = []
-    for side, key in zip((left, right), plans.key, strict=True):
-        if side.has_unique_key(key):
-            totals.append(0)
-            counts.append({})
-        else:
-            total, listed = side.duplicates(key)
-            totals.append(total)
-            counts.append(listed)
+def _duplicates(pair: Pair, plans: _Plans, comparison: Comparison) -> set[int]:
+    """Keys held more than once. A side is searched only when neither side's engine guarantees
+    a unique key: facing a unique side, a key held twice makes its cell's count differ, so the
+    bisection reaches it and `_compare_rows` reports and counts it, without a scan of its own."""
+    unique = pair.both(lambda side, i: side.has_unique_key(plans.key[i]))
+    comparison.searched = (not any(unique),) * 2
+
+    def duplicates(side: Side, index: int) -> tuple[int, dict[int, int]]:
+        return side.duplicates(plans.key[index]) if not any(unique) else (0, {})
+
+    found = pair.both(duplicates)
+    totals = [total for total, _ in found]
+    counts = [listed for _, listed in found]
     keys = sorted(set(counts[0]) | set(counts[1]))
     for k in keys:
         comparison.differences.append(
@@ -223,8 +236,7 @@ def _duplicates(left: Side, right: Side, plans: _Plans, comparison: Comparison) 
 
 
 def _bisect(
-    left: Side,
-    right: Side,
+    pair: Pair,
     plans: _Plans,
     comparison: Comparison,
     duplicated: set[int],
@@ -241,10 +253,7 @@ def _bisect(
     selected: Selection | None = ALL
     while selected is not None:
         comparison.levels += 1
-        found = (
-            left.cells(plans.key[0], plans.left, selected, low, width),
-            right.cells(plans.key[1], plans.right, selected, low, width),
-        )
+        found = pair.both(partial(_cells, plans=plans, selected=selected, low=low, width=width))
         fetch: list[Range] = []
         split: list[Range] = []
         for cell in sorted(set(found[0]) | set(found[1])):
@@ -256,34 +265,33 @@ def _bisect(
             (fetch if width == 1 or rows <= threshold else split).append(span)
         if fetch:
             chosen = Selection(tuple(_merged(fetch)), low, width)
-            _compare_rows(left, right, plans, comparison, duplicated, chosen)
+            _compare_rows(pair, plans, comparison, duplicated, chosen)
         selected = Selection(tuple(_merged(split)), low, width) if split else None
         width = max(1, width // factor)
 
 
+def _cells(
+    side: Side, index: int, *, plans: _Plans, selected: Selection, low: int, width: int
+) -> dict[int, Cell]:
+    return side.cells(plans.key[index], plans.sides[index], selected, low, width)
+
+
 def _compare_rows(
-    left: Side,
-    right: Side,
-    plans: _Plans,
-    comparison: Comparison,
-    duplicated: set[int],
-    selected: Selection,
+    pair: Pair, plans: _Plans, comparison: Comparison, duplicated: set[int], selected: Selection
 ) -> None:
-    rows = (
-        _by_key(left.rows(plans.key[0], plans.left, selected)),
-        _by_key(right.rows(plans.key[1], plans.right, selected)),
-    )
+    fetched = pair.both(lambda side, i: side.rows(plans.key[i], plans.sides[i], selected))
+    rows = (_by_key(fetched[0]), _by_key(fetched[1]))
     floats = [kind == "float" for kind in plans.left.kinds]
     for k in sorted(set(rows[0]) | set(rows[1])):
         here, there = rows[0].get(k, []), rows[1].get(k, [])
         if k in duplicated:
             continue
-        if len(here) > 1 or len(there) > 1:  # a duplicate beyond those listed
+        if len(here) > 1 or len(there) > 1:  # beyond those listed, or on a side not searched
             duplicated.add(k)
             comparison.differences.append(
                 Difference(k, DUPLICATE_KEY, (), {"rows": len(here)}, {"rows": len(there)})
             )
-            comparison.duplicates_unlisted = max(0, comparison.duplicates_unlisted - 1)
+            _count_duplicate(comparison, (len(here) > 1, len(there) > 1))
             continue
         if not here:
             comparison.differences.append(
@@ -313,6 +321,15 @@ def _compare_rows(
                         },
                     )
                 )
+
+
+def _count_duplicate(comparison: Comparison, held: tuple[bool, bool]) -> None:
+    if any(h and s for h, s in zip(held, comparison.searched, strict=True)):
+        comparison.duplicates_unlisted = max(0, comparison.duplicates_unlisted - 1)
+    comparison.duplicate_keys = tuple(  # type: ignore[assignment]
+        n + int(h and not s)
+        for n, h, s in zip(comparison.duplicate_keys, held, comparison.searched, strict=True)
+    )
 
 
 def _by_key(rows: list[Fetched]) -> dict[int, list[Fetched]]:

@@ -14,16 +14,19 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlalchemy.dialects import mysql
 
-from checkers.consistency._canonical import GRID_LIMIT, SQLITE_FUNCTIONS
+from checkers.consistency._canonical import GRID_LIMIT, SQLITE_FUNCTIONS, ExactSum
 
 Kind = Literal[
     "integer", "decimal", "float", "text", "boolean", "date", "timestamp", "timestamp_tz"
 ]
 DIALECTS = ("postgresql", "mysql", "mariadb", "sqlite")
-NULL_MARKER = "-"
-"""A NULL in the row encoding; every value is `<length>:<text>`, which starts with a digit."""
+SEPARATOR = "|"
+"""Between the parts of a row's encoding (see docs/consistency.md, "How values are compared")."""
+NULL_LENGTH = "-"
+"""The length part of a NULL text; a text's length part is otherwise its UTF-8 byte count."""
 EMPTY = "''"
-HALF_DIGITS = 7  # 28 bits: a SUM over 2**35 rows stays below 2**63
+SUM_DIGITS = 14
+"""Hex digits of a row's md5 read as its integer: 56 bits, summed exactly per cell."""
 
 
 @dataclass(frozen=True)
@@ -146,7 +149,7 @@ def sql_text(dialect: str, column_sql: str, kind: Kind, rules: Rules) -> str:
             if rules.trim_trailing_spaces
             else f"CAST({c} AS TEXT)",
             "boolean": f"CASE WHEN {c} THEN '1' WHEN NOT {c} THEN '0' END",
-            "date": f"to_char({c}, 'YYYY-MM-DD')",
+            "date": f"CAST({c} AS TEXT)",  # ISO: prepare_connection sets DateStyle
             "timestamp": f"to_char({c}, 'YYYY-MM-DD HH24:MI:SS.US')",
             "timestamp_tz": f"to_char({c} AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US')",
         }
@@ -181,41 +184,55 @@ def sql_text(dialect: str, column_sql: str, kind: Kind, rules: Rules) -> str:
     return texts[kind]
 
 
-def sql_row_hash(dialect: str, texts: Sequence[str]) -> tuple[str, str]:
-    """Two SQL integer expressions in [0, 2**28) from the md5 of the row's encoded texts."""
-    return sql_halves(dialect, sql_digest(dialect, texts))
-
-
-def sql_digest(dialect: str, texts: Sequence[str]) -> str:
-    """The md5 (hex) of the row's encoded texts. Each text appears twice: give column names of
-    a subquery that computed them, not the expressions, or they are computed twice."""
+def sql_digest(dialect: str, texts: Sequence[str], text_kinds: Sequence[bool]) -> str:
+    """The md5 (hex) of the row's encoding: its parts joined by SEPARATOR, a part per value and,
+    before a text's value, its UTF-8 length (`-` for NULL); a NULL value is an empty part.
+    `text_kinds` says which of `texts` are of kind text; their expressions appear twice, so give
+    column names of a subquery that computed them, or expressions cheap enough to repeat."""
     if dialect == "postgresql":
-        parts = [f"coalesce(char_length({t})::text || ':' || {t}, '{NULL_MARKER}')" for t in texts]
-        return f"md5({' || '.join(parts) or EMPTY})"
+        length, wrap = "octet_length({t})::text", "md5({})"
+    elif dialect in ("mysql", "mariadb"):
+        length, wrap = "CAST(OCTET_LENGTH({t}) AS CHAR)", "MD5(CONVERT({} USING utf8mb4))"
+    elif dialect == "sqlite":
+        length, wrap = "CAST(length(CAST({t} AS BLOB)) AS TEXT)", "dq_md5({})"
+    else:
+        raise ValueError(f"unsupported dialect {dialect!r}: use one of {', '.join(DIALECTS)}")
+    parts = [
+        f"coalesce({part}, {_empty_or_null(part_kind)})"
+        for t, is_text in zip(texts, text_kinds, strict=True)
+        for part, part_kind in _parts(t, is_text, length.format(t=t))
+    ]
+    if not parts:
+        return wrap.format(EMPTY)
+    if dialect == "sqlite":  # no concat_ws
+        return wrap.format(f" || '{SEPARATOR}' || ".join(parts))
+    return wrap.format(f"concat_ws('{SEPARATOR}', {', '.join(parts)})")
+
+
+def _parts(text: str, is_text: bool, length: str) -> list[tuple[str, str]]:
+    return [(length, "length"), (text, "value")] if is_text else [(text, "value")]
+
+
+def _empty_or_null(part: str) -> str:
+    return f"'{NULL_LENGTH}'" if part == "length" else EMPTY
+
+
+def sql_row_number(dialect: str, digest: str) -> str:
+    """The row's integer in [0, 2**56): the first 14 hex digits of its digest."""
+    if dialect == "postgresql":
+        return f"('x' || substr({digest}, 1, {SUM_DIGITS}))::bit({4 * SUM_DIGITS})::bigint"
     if dialect in ("mysql", "mariadb"):
-        parts = [f"COALESCE(CONCAT(CHAR_LENGTH({t}), ':', {t}), '{NULL_MARKER}')" for t in texts]
-        return f"MD5(CONVERT(CONCAT({', '.join(parts) or EMPTY}) USING utf8mb4))"
+        return f"CAST(CONV(SUBSTRING({digest}, 1, {SUM_DIGITS}), 16, 10) AS UNSIGNED)"
     if dialect == "sqlite":
-        parts = [f"coalesce(length({t}) || ':' || {t}, '{NULL_MARKER}')" for t in texts]
-        return f"dq_md5({' || '.join(parts) or EMPTY})"
+        return f"dq_hex_int(substr({digest}, 1, {SUM_DIGITS}))"
     raise ValueError(f"unsupported dialect {dialect!r}: use one of {', '.join(DIALECTS)}")
 
 
-def sql_halves(dialect: str, digest: str) -> tuple[str, str]:
-    """The two 28-bit integers of an md5 hex digest (give a column name, not the md5 call)."""
-    if dialect == "postgresql":
-        template = "('x' || substr({d}, {s}, {n}))::bit({b})::integer"
-    elif dialect in ("mysql", "mariadb"):
-        template = "CAST(CONV(SUBSTRING({d}, {s}, {n}), 16, 10) AS SIGNED)"
-    elif dialect == "sqlite":
-        template = "dq_hex_int(substr({d}, {s}, {n}))"
-    else:
-        raise ValueError(f"unsupported dialect {dialect!r}: use one of {', '.join(DIALECTS)}")
-    first, second = (
-        template.format(d=digest, s=start, n=HALF_DIGITS, b=4 * HALF_DIGITS)
-        for start in (1, 1 + HALF_DIGITS)
-    )
-    return first, second
+def sql_checksum(dialect: str, digest: str) -> str:
+    """An aggregate: the exact sum of the rows' integers (PostgreSQL and MariaDB sum BIGINTs into
+    NUMERIC/DECIMAL; SQLite, whose sum() stops at 2**63, gets an exact Python aggregate)."""
+    total = "dq_exact_sum" if dialect == "sqlite" else "sum"
+    return f"{total}({sql_row_number(dialect, digest)})"
 
 
 def prepare_connection(dialect: str, dbapi_connection: object) -> None:
@@ -223,17 +240,19 @@ def prepare_connection(dialect: str, dbapi_connection: object) -> None:
     if dialect == "sqlite":
         for name, (arity, function) in SQLITE_FUNCTIONS.items():
             dbapi_connection.create_function(name, arity, function, deterministic=True)  # type: ignore[attr-defined]
+        dbapi_connection.create_aggregate("dq_exact_sum", 1, ExactSum)  # type: ignore[attr-defined]
         return
-    statement = {
-        "postgresql": "SET TimeZone TO 'UTC'",
-        "mysql": "SET time_zone = '+00:00'",
-        "mariadb": "SET time_zone = '+00:00'",
+    statements = {
+        "postgresql": ("SET TimeZone TO 'UTC'", "SET DateStyle TO 'ISO'"),
+        "mysql": ("SET time_zone = '+00:00'",),
+        "mariadb": ("SET time_zone = '+00:00'",),
     }.get(dialect)
-    if statement is None:
+    if statements is None:
         raise ValueError(f"unsupported dialect {dialect!r}: use one of {', '.join(DIALECTS)}")
     cursor = dbapi_connection.cursor()  # type: ignore[attr-defined]
     try:
-        cursor.execute(statement)
+        for statement in statements:
+            cursor.execute(statement)
     finally:
         cursor.close()
     # A SET inside a transaction that is rolled back is undone (PostgreSQL).
@@ -300,24 +319,34 @@ def spark_text(column: Column, kind: Kind, rules: Rules) -> Column:
     return texts[kind]()
 
 
-def spark_row_hash(texts: Sequence[Column]) -> tuple[Column, Column]:
-    """Two int Columns in [0, 2**28) from the md5 of the row's encoded texts."""
-    return spark_halves(spark_digest(texts))
-
-
-def spark_digest(texts: Sequence[Column]) -> Column:
-    """The md5 (hex) of the row's encoded texts (select the texts first: each is used twice)."""
+def spark_digest(texts: Sequence[Column], text_kinds: Sequence[bool]) -> Column:
+    """The md5 (hex) of the row's encoding (select the texts first: a text is used twice)."""
     parts = [
-        F.coalesce(F.concat(F.length(t).cast("string"), F.lit(":"), t), F.lit(NULL_MARKER))
-        for t in texts
+        F.coalesce(
+            part.cast("string"),
+            F.lit(NULL_LENGTH if kind == "length" else ""),
+        )
+        for t, is_text in zip(texts, text_kinds, strict=True)
+        for part, kind in _spark_parts(t, is_text)
     ]
-    return F.md5(F.concat(*parts) if parts else F.lit(""))
+    return F.md5(F.concat_ws(SEPARATOR, *parts) if parts else F.lit(""))
+
+
+def _spark_parts(text: Column, is_text: bool) -> list[tuple[Column, str]]:
+    return [(F.octet_length(text), "length"), (text, "value")] if is_text else [(text, "value")]
 
 
 def spark_halves(digest: Column) -> tuple[Column, Column]:
-    """The two 28-bit integers of an md5 hex digest column."""
+    """The row's integer (`sql_row_number`) as two long Columns, its high and low 28 bits: sums
+    of each stay far below 2**63 (Spark's ANSI sum raises on overflow); `exact_checksum` joins
+    the two sums."""
+    half = SUM_DIGITS // 2
     first, second = (
-        F.conv(F.substring(digest, start, HALF_DIGITS), 16, 10).cast("int")
-        for start in (1, 1 + HALF_DIGITS)
+        F.conv(F.substring(digest, start, half), 16, 10).cast("long") for start in (1, 1 + half)
     )
     return first, second
+
+
+def exact_checksum(high_sum: int, low_sum: int) -> int:
+    """The sum of the rows' integers from the sums of their halves (`spark_halves`)."""
+    return high_sum * 2 ** (4 * (SUM_DIGITS // 2)) + low_sum

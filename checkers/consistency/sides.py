@@ -16,8 +16,8 @@ from checkers.consistency.normalise import Kind, Rules
 
 #: A half-open key range [start, stop).
 Range = tuple[int, int]
-#: A cell's row count and the two sums of its rows' hash halves.
-Cell = tuple[int, int, int]
+#: A cell's row count and the exact sum of its rows' hash integers.
+Cell = tuple[int, int]
 #: Duplicated keys listed (beyond that, only counted).
 DUPLICATES_LISTED = 1000
 

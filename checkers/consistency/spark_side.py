@@ -79,21 +79,23 @@ class SparkSide(Side):
     ) -> dict[int, Cell]:
         k = F.col(quoted(key))
         texts = [normalise.spark_text(k, "integer", plan.rules), *self._texts(plan)]
+        text_kinds = [False, *(kind == "text" for kind in plan.kinds)]
         named = [f"dq_t{n}" for n in range(len(texts))]
         cell = F.expr(f"(CAST(dq_k AS BIGINT) - {low}) div {width}")  # exact, >= 0
-        h1, h2 = normalise.spark_halves(F.col("dq_m"))
+        high, low_bits = normalise.spark_halves(F.col("dq_m"))
         # Projections one after the other: Spark keeps an expensive expression used twice (a
         # text, the digest) in its own projection rather than computing it twice.
         frame = self._selected(key, selected).select(
             k.alias("dq_k"), *[t.alias(n) for t, n in zip(texts, named, strict=True)]
         )
-        digest = normalise.spark_digest([F.col(n) for n in named])
+        digest = normalise.spark_digest([F.col(n) for n in named], text_kinds)
         frame = frame.select("dq_k", digest.alias("dq_m"))
-        frame = frame.select(
-            cell.alias("cell"), h1.cast("long").alias("h1"), h2.cast("long").alias("h2")
-        )
-        grouped = frame.groupBy("cell").agg(F.count(F.lit(1)), F.sum("h1"), F.sum("h2"))
-        return {int(r[0]): (int(r[1]), int(r[2]), int(r[3])) for r in self._collect(grouped)}
+        frame = frame.select(cell.alias("cell"), high.alias("high"), low_bits.alias("low"))
+        grouped = frame.groupBy("cell").agg(F.count(F.lit(1)), F.sum("high"), F.sum("low"))
+        return {
+            int(r[0]): (int(r[1]), normalise.exact_checksum(int(r[2]), int(r[3])))
+            for r in self._collect(grouped)
+        }
 
     def duplicates(self, key: str) -> tuple[int, dict[int, int]]:
         k = F.col(quoted(key))

@@ -208,6 +208,10 @@ def test_a_postgres_table_against_a_parquet_lake(
     assert result.metrics["levels"] > 2  # type: ignore[attr-defined]
     # the left holds 402 rows; far fewer leave PostgreSQL
     assert 0 < result.metrics["rows_fetched_left"] < 200  # type: ignore[attr-defined]
+    # Facing PostgreSQL's primary key, the lake is not scanned for duplicates (no query more
+    # than PostgreSQL's): its duplicated key surfaces in the bisection and is counted there.
+    assert result.metrics["duplicate_keys"] == 1  # type: ignore[attr-defined]
+    assert result.metrics["queries_right"] == result.metrics["queries_left"]  # type: ignore[attr-defined]
 
 
 @pytest.mark.postgres
@@ -221,8 +225,9 @@ def test_a_mariadb_table_against_a_postgres_table(postgres: str, mariadb: str) -
         key="id",
         **TIGHT,
     )
-    found, _ = _run(checker)
+    found, result = _run(checker)
     assert found == EXPECTED
+    assert result.metrics["duplicate_keys"] == 1  # type: ignore[attr-defined]
 
 
 @pytest.mark.postgres

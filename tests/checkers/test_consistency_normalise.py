@@ -1,4 +1,4 @@
-"""The same logical rows hash to the same (h1, h2) in PostgreSQL, MariaDB, SQLite and Spark."""
+"""The same logical rows hash to the same integer in PostgreSQL, MariaDB, SQLite and Spark."""
 
 from __future__ import annotations
 
@@ -18,12 +18,16 @@ from pyspark.sql import types as T
 
 from checkers.consistency.normalise import (
     Rules,
+    exact_checksum,
     kind_of_spark,
     kind_of_sql,
     prepare_connection,
-    spark_row_hash,
+    spark_digest,
+    spark_halves,
     spark_text,
-    sql_row_hash,
+    sql_checksum,
+    sql_digest,
+    sql_row_number,
     sql_text,
 )
 from tests.scheduling.databases import fresh_database
@@ -44,6 +48,7 @@ KINDS = {
     "ts": "timestamp",
     "tz": "timestamp_tz",
 }
+TEXT_KINDS = [KINDS[c] == "text" for c in COLUMNS]
 ENGINES = ("postgresql", "mariadb", "sqlite", "spark")
 # Floats a store cannot hold: MariaDB has no NaN nor infinities, SQLite stores NaN as NULL.
 NOT_IN = {"nan": {"mariadb", "sqlite"}, "inf": {"mariadb"}, "-inf": {"mariadb"}}
@@ -166,8 +171,8 @@ def _sql_hashes(
     engine: sa.Engine, dialect: str, table: str, kinds: dict[str, str]
 ) -> dict[int, tuple]:
     texts = [sql_text(dialect, column, kinds[column], RULES) for column in COLUMNS]  # type: ignore[arg-type]
-    h1, h2 = sql_row_hash(dialect, texts)
-    query = f"SELECT id, {', '.join(texts)}, {h1}, {h2} FROM {table}"
+    number = sql_row_number(dialect, sql_digest(dialect, texts, TEXT_KINDS))
+    query = f"SELECT id, {', '.join(texts)}, {number} FROM {table}"
     with engine.connect() as connection:
         return {row[0]: tuple(row[1:]) for row in connection.exec_driver_sql(query)}
 
@@ -204,8 +209,8 @@ def _spark_hashes(spark: SparkSession) -> dict[int, tuple]:
     kinds = {f.name: kind_of_spark(f.dataType) for f in frame.schema.fields}
     assert kinds == KINDS
     texts = [spark_text(F.col(c), kinds[c], RULES) for c in COLUMNS]
-    h1, h2 = spark_row_hash(texts)
-    return {row[0]: tuple(row[1:]) for row in frame.select("id", *texts, h1, h2).collect()}
+    number = _spark_number(texts, TEXT_KINDS)
+    return {row[0]: tuple(row[1:]) for row in frame.select("id", *texts, number).collect()}
 
 
 @pytest.mark.postgres
@@ -232,8 +237,8 @@ def test_the_same_rows_hash_alike_in_all_four_engines(
     for row in ROWS:
         seen = {e: results[e][row["id"]] for e in ENGINES if _comparable(e, row)}
         assert len(set(seen.values())) == 1, (row, seen)
-        texts = next(iter(seen.values()))[:-2]
-        assert all(0 <= h < 2**28 for h in next(iter(seen.values()))[-2:])
+        texts = next(iter(seen.values()))[:-1]
+        assert 0 <= next(iter(seen.values()))[-1] < 2**56
         if row["id"] == 2:
             assert texts[1:] == (
                 "4611686018427387904",
@@ -245,19 +250,20 @@ def test_the_same_rows_hash_alike_in_all_four_engines(
                 "2024-03-31 02:30:00.123456",
                 "2024-03-01 10:00:00.000500",
             )
-    hashes = [results["spark"][r["id"]][-2:] for r in ROWS]
-    assert len(set(hashes)) == len(hashes)  # '' differs from NULL, '-' from NULL, '1:a' from 'a'
+    hashes = [results["spark"][r["id"]][-1] for r in ROWS]
+    assert len(set(hashes)) == len(hashes)  # '' differs from NULL, '-' from NULL, '1|a' from 'a'
 
 
-def _sqlite_hashes(values: list[float]) -> list[tuple[int, int]]:
+def _sqlite_hashes(values: list[float]) -> list[int]:
     connection = sa.create_engine("sqlite://").raw_connection()
     try:
         prepare_connection("sqlite", connection.driver_connection)
         cursor = connection.cursor()
         cursor.execute("CREATE TABLE t (n INTEGER, f DOUBLE)")
         cursor.executemany("INSERT INTO t VALUES (?, ?)", list(enumerate(values)))
-        h1, h2 = sql_row_hash("sqlite", [sql_text("sqlite", "f", "float", RULES)])
-        return [tuple(r) for r in cursor.execute(f"SELECT {h1}, {h2} FROM t ORDER BY n")]
+        texts = [sql_text("sqlite", "f", "float", RULES)]
+        number = sql_row_number("sqlite", sql_digest("sqlite", texts, [False]))
+        return [r[0] for r in cursor.execute(f"SELECT {number} FROM t ORDER BY n")]
     finally:
         connection.close()
 
@@ -266,8 +272,8 @@ def test_floats_differing_beyond_the_tolerance_never_hash_equal(spark: SparkSess
     bases = [0.0, 0.1, -7.0000005, 123.456, 1e6 + 0.25, 4.5e8, 1.1e9, 2.0**62, -3e300]
     values = [v for b in bases for v in (b - 1.01 * TOL, b, b + 1.01 * TOL)]
     frame = spark.createDataFrame([(v,) for v in values], "f double")
-    h1, h2 = spark_row_hash([spark_text(F.col("f"), "float", RULES)])
-    in_spark = [(r[0], r[1]) for r in frame.select(h1, h2).collect()]
+    number = _spark_number([spark_text(F.col("f"), "float", RULES)], [False])
+    in_spark = [r[0] for r in frame.select(number).collect()]
     assert in_spark == _sqlite_hashes(values)
     for k in range(len(bases)):
         low, mid, high = in_spark[3 * k : 3 * k + 3]
@@ -276,7 +282,7 @@ def test_floats_differing_beyond_the_tolerance_never_hash_equal(spark: SparkSess
         assert len(distinct) == len({values[3 * k], values[3 * k + 1], values[3 * k + 2]})
 
 
-def test_sums_of_100k_row_hashes_fit_and_agree(spark: SparkSession) -> None:
+def test_sums_of_100k_row_hashes_are_exact_and_agree(spark: SparkSession) -> None:
     n = 100_000
     frame = spark.range(n).select(
         F.col("id"), F.concat(F.lit("row "), F.col("id").cast("string")).alias("s")
@@ -285,8 +291,10 @@ def test_sums_of_100k_row_hashes_fit_and_agree(spark: SparkSession) -> None:
         spark_text(F.col("id"), "integer", RULES),
         spark_text(F.col("s"), "text", RULES),
     ]
-    h1, h2 = spark_row_hash(texts)
-    spark_sums = tuple(frame.select(F.sum(h1), F.sum(h2)).first())  # type: ignore[arg-type]
+    high, low = spark_halves(spark_digest(texts, [False, True]))
+    sums = frame.select(F.sum(high), F.sum(low)).first()
+    assert sums is not None
+    in_spark = exact_checksum(int(sums[0]), int(sums[1]))
 
     connection = sa.create_engine("sqlite://").raw_connection()
     try:
@@ -294,21 +302,28 @@ def test_sums_of_100k_row_hashes_fit_and_agree(spark: SparkSession) -> None:
         cursor = connection.cursor()
         cursor.execute("CREATE TABLE t (id INTEGER, s TEXT)")
         cursor.executemany("INSERT INTO t VALUES (?, ?)", [(i, f"row {i}") for i in range(n)])
-        s1, s2 = sql_row_hash(
-            "sqlite",
-            [sql_text("sqlite", "id", "integer", RULES), sql_text("sqlite", "s", "text", RULES)],
-        )
-        sqlite_sums = tuple(cursor.execute(f"SELECT sum({s1}), sum({s2}) FROM t").fetchone())
+        sql_texts = [
+            sql_text("sqlite", "id", "integer", RULES),
+            sql_text("sqlite", "s", "text", RULES),
+        ]
+        checksum = sql_checksum("sqlite", sql_digest("sqlite", sql_texts, [False, True]))
+        in_sqlite = int(cursor.execute(f"SELECT {checksum} FROM t").fetchone()[0])
     finally:
         connection.close()
 
-    def halves(i: int) -> tuple[int, int]:
-        digest = hashlib.md5(f"{len(str(i))}:{i}{len(f'row {i}')}:row {i}".encode()).hexdigest()
-        return int(digest[:7], 16), int(digest[7:14], 16)
+    def number(i: int) -> int:
+        text = f"row {i}"
+        digest = hashlib.md5(f"{i}|{len(text.encode())}|{text}".encode()).hexdigest()
+        return int(digest[:14], 16)
 
-    expected = tuple(sum(h[k] for h in map(halves, range(n))) for k in (0, 1))
-    assert spark_sums == sqlite_sums == expected
-    assert all(0 <= s < 2**28 * n for s in expected)
+    expected = sum(map(number, range(n)))
+    assert in_spark == in_sqlite == expected
+    assert expected > 2**63  # beyond a 64-bit sum: SQLite's own sum() would have raised
+
+
+def _spark_number(texts: list[Column], text_kinds: list[bool]) -> Column:
+    high, low = spark_halves(spark_digest(texts, text_kinds))
+    return high * F.lit(2**28) + low
 
 
 def test_unsupported_types_are_named() -> None:
