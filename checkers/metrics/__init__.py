@@ -53,6 +53,7 @@ from checkers.metrics.frequencies import (
     Uniqueness,
     UniqueValueRatio,
 )
+from checkers.metrics.higher_moments import HigherMomentsState, Kurtosis, Skewness
 from checkers.metrics.moments import (
     CoMomentsState,
     Correlation,
@@ -61,6 +62,7 @@ from checkers.metrics.moments import (
     StandardDeviation,
     Sum,
     SumState,
+    Variance,
 )
 from checkers.metrics.runner import AnalysisResult, SketchPlan, run_analysis
 from checkers.metrics.sketches import (
@@ -113,10 +115,12 @@ __all__ = [
     "FileStateStore",
     "FrequencyAnalyzer",
     "FrequencyState",
+    "HigherMomentsState",
     "Histogram",
     "HllState",
     "InMemoryStateStore",
     "KllState",
+    "Kurtosis",
     "MaxLength",
     "MaxState",
     "Maximum",
@@ -148,6 +152,7 @@ __all__ = [
     "SimpleThreshold",
     "Size",
     "SketchPlan",
+    "Skewness",
     "SqlStateStore",
     "StandardDeviation",
     "State",
@@ -159,6 +164,7 @@ __all__ = [
     "SumState",
     "UniqueValueRatio",
     "Uniqueness",
+    "Variance",
     "VerificationResult",
     "VerificationSuite",
     "load_states",

@@ -40,7 +40,8 @@ from checkers.metrics.frequencies import (
     Uniqueness,
     UniqueValueRatio,
 )
-from checkers.metrics.moments import Correlation, Mean, StandardDeviation, Sum
+from checkers.metrics.higher_moments import Kurtosis, Skewness
+from checkers.metrics.moments import Correlation, Mean, StandardDeviation, Sum, Variance
 from checkers.metrics.sketches import ApproxCountDistinct, ApproxQuantile
 
 __all__ = ["AnomalySpec", "Check", "CheckLevel", "is_one"]
@@ -215,9 +216,23 @@ class Check(ComplianceConstraints):
         return self._constrain(Sum(column), assertion, hint=hint)
 
     def has_standard_deviation(
-        self, column: str, assertion: MetricAssertion, hint: str = ""
+        self, column: str, assertion: MetricAssertion, hint: str = "", *, sample: bool = False
     ) -> Self:
-        return self._constrain(StandardDeviation(column), assertion, hint=hint)
+        """Population standard deviation (Deequ's); `sample=True` divides by n - 1."""
+        return self._constrain(StandardDeviation(column, sample=sample), assertion, hint=hint)
+
+    def has_variance(
+        self, column: str, assertion: MetricAssertion, hint: str = "", *, sample: bool = False
+    ) -> Self:
+        """Population variance (Deequ's); `sample=True` divides by n - 1."""
+        return self._constrain(Variance(column, sample=sample), assertion, hint=hint)
+
+    def has_skewness(self, column: str, assertion: MetricAssertion, hint: str = "") -> Self:
+        return self._constrain(Skewness(column), assertion, hint=hint)
+
+    def has_kurtosis(self, column: str, assertion: MetricAssertion, hint: str = "") -> Self:
+        """Population excess kurtosis (0 for a normal distribution), as in Deequ."""
+        return self._constrain(Kurtosis(column), assertion, hint=hint)
 
     def has_correlation(
         self, column_a: str, column_b: str, assertion: MetricAssertion, hint: str = ""

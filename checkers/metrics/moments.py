@@ -1,10 +1,11 @@
-"""Moment analyzers: Sum, Mean, StandardDeviation (population) and Correlation (Pearson)."""
+"""Moment analyzers: Sum, Mean, StandardDeviation and Variance (population by default, as in
+Deequ; sample on request) and Correlation (Pearson)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -16,7 +17,7 @@ from checkers.metrics._analyzer import (
     SingleColumn,
     filtered,
 )
-from checkers.metrics._metric import EmptyStateError
+from checkers.metrics._metric import EmptyStateError, MetricComputationError
 from checkers.metrics._schema import column, is_numeric
 from checkers.metrics._serde import state_kind
 
@@ -110,11 +111,17 @@ class MomentsState:
 
 
 @dataclass(frozen=True, repr=False)
-class StandardDeviation(_SingleNumericColumn):
-    """Population standard deviation of the non-NULL values, `sqrt(m2 / n)` (Deequ's)."""
+class _Dispersion(_SingleNumericColumn):
+    """Spread of the non-NULL values from `MomentsState`: population (`m2 / n`, Deequ's) or,
+    with `sample=True`, sample (`m2 / (n - 1)`, Spark's `var_samp`)."""
 
     column: str
     where: str | None = None  # type: ignore[assignment]
+    sample: bool = field(default=False, kw_only=True)
+
+    @property
+    def metric_name(self) -> str:
+        return f"Sample{type(self).__name__}" if self.sample else type(self).__name__
 
     def aggregations(self, schema: StructType) -> list[Column]:
         values = self.values()
@@ -127,10 +134,44 @@ class StandardDeviation(_SingleNumericColumn):
     def zero_state(self) -> MomentsState:
         return MomentsState.zero()
 
-    def compute_value(self, state: MomentsState) -> float:  # type: ignore[override]
+    def variance(self, state: MomentsState) -> float:
         if state.n == 0:
             raise _empty(self)
-        return math.sqrt(max(state.m2, 0.0) / state.n)
+        if not self.sample:
+            return max(state.m2, 0.0) / state.n
+        if state.n == 1:
+            raise MetricComputationError(
+                f"{self!r} is undefined for a single value (the sample estimate divides by n - 1);"
+                " use sample=False for the population one"
+            )
+        return max(state.m2, 0.0) / (state.n - 1)
+
+    def __repr__(self) -> str:
+        # `sample=False` stays out of the text, so population analyzers keep the keys their
+        # stored states and metrics had before the option existed
+        shown = {k: v for k, v in vars(self).items() if v not in (None, ()) and v is not False}
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
+
+
+@dataclass(frozen=True, repr=False)
+class StandardDeviation(_Dispersion):
+    """Standard deviation of the non-NULL values: population `sqrt(m2 / n)` (Deequ's), or
+    `sqrt(m2 / (n - 1))` with `sample=True` (Spark's `stddev_samp`).
+
+        StandardDeviation("price", sample=True)
+    """
+
+    def compute_value(self, state: MomentsState) -> float:  # type: ignore[override]
+        return math.sqrt(self.variance(state))
+
+
+@dataclass(frozen=True, repr=False)
+class Variance(_Dispersion):
+    """Variance of the non-NULL values: population `m2 / n` (Deequ's), or `m2 / (n - 1)` with
+    `sample=True` (Spark's `var_samp`)."""
+
+    def compute_value(self, state: MomentsState) -> float:  # type: ignore[override]
+        return self.variance(state)
 
 
 @state_kind("co_moments")

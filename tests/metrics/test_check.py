@@ -24,6 +24,9 @@ ROWS = [
 SCORES = [10.0, -1.0, 7.5, 3.0]
 MEAN = sum(SCORES) / 4
 STD = math.sqrt(sum((s - MEAN) ** 2 for s in SCORES) / 4)
+SAMPLE_VAR = sum((s - MEAN) ** 2 for s in SCORES) / 3
+SKEW = math.sqrt(4) * sum((s - MEAN) ** 3 for s in SCORES) / (STD**2 * 4) ** 1.5
+KURT = 4 * sum((s - MEAN) ** 4 for s in SCORES) / (STD**2 * 4) ** 2 - 3
 ENTROPY = -(0.5 * math.log(0.5) + 2 * 0.25 * math.log(0.25))
 PAIRS = [(1, 2), (2, 1), (3, 5), (5, 6)]
 
@@ -94,6 +97,19 @@ CASES = {
     "has_mean": (lambda c: c.has_mean("score", close(MEAN)), True, MEAN),
     "has_sum": (lambda c: c.has_sum("amount", lambda v: v == 8), True, 8.0),
     "has_standard_deviation": (lambda c: c.has_standard_deviation("score", close(STD)), True, STD),
+    "has_standard_deviation_sample": (
+        lambda c: c.has_standard_deviation("score", close(math.sqrt(SAMPLE_VAR)), sample=True),
+        True,
+        math.sqrt(SAMPLE_VAR),
+    ),
+    "has_variance": (lambda c: c.has_variance("score", close(STD**2)), True, STD**2),
+    "has_variance_sample": (
+        lambda c: c.has_variance("score", lambda v: v < 20, sample=True),
+        False,
+        SAMPLE_VAR,
+    ),
+    "has_skewness": (lambda c: c.has_skewness("score", lambda v: v < 0), True, SKEW),
+    "has_kurtosis": (lambda c: c.has_kurtosis("score", close(KURT)), True, KURT),
     "has_correlation": (
         lambda c: c.has_correlation("start", "end", close(_corr(PAIRS))),
         True,

@@ -19,11 +19,14 @@ from checkers.metrics import (
     Correlation,
     DataType,
     FrequencyState,
+    HigherMomentsState,
     HllState,
     KllState,
+    Kurtosis,
     Maximum,
     Minimum,
     Size,
+    Skewness,
     StandardDeviation,
     Sum,
     Uniqueness,
@@ -38,6 +41,8 @@ ANALYZERS = [
     Completeness("s"),
     Sum("y"),
     StandardDeviation("y"),
+    Skewness("y"),
+    Kurtosis("x"),
     Correlation("x", "y"),
     Minimum("x"),
     Maximum("y"),
@@ -96,6 +101,8 @@ def same(first, second) -> bool:
         )
     if isinstance(first, FrequencyState):
         return frequencies(first) == frequencies(second)
+    if isinstance(first, HigherMomentsState):
+        return same_higher_moments(first, second)
     for field in dataclasses.fields(first):
         a, b = getattr(first, field.name), getattr(second, field.name)
         if isinstance(a, float) or isinstance(b, float):
@@ -104,6 +111,23 @@ def same(first, second) -> bool:
         elif a != b:
             return False
     return True
+
+
+def same_higher_moments(first: HigherMomentsState, second: HigherMomentsState) -> bool:
+    """m3 and m4 to rounding of their scale (n·σ³ and n·σ⁴): on near-symmetric data m3 is close
+    to 0, where a tolerance relative to m3 itself would ask more than floats can give."""
+
+    def close(a: float, b: float, scale: float = 0.0) -> bool:
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9 * scale + 1e-6)
+
+    n, m2 = first.n, max(first.m2, 0.0)
+    return (
+        n == second.n
+        and close(first.avg, second.avg)
+        and close(first.m2, second.m2)
+        and close(first.m3, second.m3, m2**1.5 / math.sqrt(n) if n else 0.0)
+        and close(first.m4, second.m4, m2**2 / n if n else 0.0)
+    )
 
 
 def frequencies(state: FrequencyState) -> list[tuple[object, ...]]:
