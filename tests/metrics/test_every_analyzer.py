@@ -15,6 +15,7 @@ from checkers.metrics import (
     CountDistinct,
     DataType,
     Distinctness,
+    DuplicateRowCount,
     Entropy,
     Histogram,
     Maximum,
@@ -24,11 +25,13 @@ from checkers.metrics import (
     MinLength,
     MutualInformation,
     PatternMatch,
+    RatioOfSums,
     Size,
     StandardDeviation,
     Sum,
     Uniqueness,
     UniqueValueRatio,
+    ZerosCount,
     run_analysis,
 )
 
@@ -58,9 +61,12 @@ FACTORIES = {
     "Entropy": (lambda c, w=None: Entropy(c, where=w), "m"),
     "MutualInformation": (lambda c, w=None: MutualInformation([c, "s"], where=w), "m"),
     "Histogram": (lambda c, w=None: Histogram(c, where=w), "m"),
+    "ZerosCount": (lambda c, w=None: ZerosCount(c, where=w), "s"),
+    "RatioOfSums": (lambda c, w=None: RatioOfSums(c, "n", where=w), "s"),
+    "DuplicateRowCount": (lambda c, w=None: DuplicateRowCount(c, where=w), "m"),
 }
 GOOD_COLUMN = {"PatternMatch": "s", "MinLength": "s", "MaxLength": "s", "DataType": "s"}
-ZERO_WHEN_EMPTY = {"CountDistinct", "ApproxCountDistinct"}
+ZERO_WHEN_EMPTY = {"CountDistinct", "ApproxCountDistinct", "ZerosCount", "DuplicateRowCount"}
 
 
 @pytest.fixture(scope="module")
