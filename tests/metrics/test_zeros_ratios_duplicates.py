@@ -155,6 +155,7 @@ def test_duplicate_row_count_errors_and_needs_columns(data) -> None:
 
 
 # -- shared passes ---------------------------------------------------------------------------
+@pytest.mark.classic_only
 def test_they_join_the_shared_scan_and_the_grouping_query(spark, data) -> None:
     baseline = [Size(), Uniqueness(["k", "b"]), Uniqueness("k", where="id <= 3")]
     added = [
