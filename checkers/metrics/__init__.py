@@ -31,6 +31,7 @@ from checkers.metrics.counts import (
     PatternMatch,
     Patterns,
     Size,
+    ZerosCount,
 )
 from checkers.metrics.datatype import DataType, DataTypeState
 from checkers.metrics.differential import metrics_for_view
@@ -46,6 +47,7 @@ from checkers.metrics.extremes import (
 from checkers.metrics.frequencies import (
     CountDistinct,
     Distinctness,
+    DuplicateRowCount,
     Entropy,
     FrequencyState,
     Histogram,
@@ -64,6 +66,7 @@ from checkers.metrics.moments import (
     SumState,
     Variance,
 )
+from checkers.metrics.ratio_of_sums import RatioOfSums, RatioOfSumsState
 from checkers.metrics.runner import AnalysisResult, SketchPlan, run_analysis
 from checkers.metrics.sketches import (
     ApproxCountDistinct,
@@ -71,6 +74,14 @@ from checkers.metrics.sketches import (
     ApproxQuantiles,
     HllState,
     KllState,
+)
+from checkers.metrics.standalone import (
+    ColumnCount,
+    ColumnNamesState,
+    CustomSql,
+    CustomSqlState,
+    QueryAnalyzer,
+    SchemaAnalyzer,
 )
 from checkers.metrics.state_stores import (
     FileStateStore,
@@ -98,6 +109,8 @@ __all__ = [
     "CheckResult",
     "CheckStatus",
     "CoMomentsState",
+    "ColumnCount",
+    "ColumnNamesState",
     "ColumnProfile",
     "Completeness",
     "Compliance",
@@ -106,9 +119,12 @@ __all__ = [
     "Correlation",
     "CountDistinct",
     "CountWhere",
+    "CustomSql",
+    "CustomSqlState",
     "DataType",
     "DataTypeState",
     "Distinctness",
+    "DuplicateRowCount",
     "EmptyStateError",
     "Entity",
     "Entropy",
@@ -145,9 +161,13 @@ __all__ = [
     "PatternMatch",
     "Patterns",
     "Profiles",
+    "QueryAnalyzer",
+    "RatioOfSums",
+    "RatioOfSumsState",
     "RelativeRateOfChange",
     "ResultKey",
     "ScanShareableAnalyzer",
+    "SchemaAnalyzer",
     "Seasonal",
     "SimpleThreshold",
     "Size",
@@ -167,6 +187,7 @@ __all__ = [
     "Variance",
     "VerificationResult",
     "VerificationSuite",
+    "ZerosCount",
     "load_states",
     "metrics_for_view",
     "profile",

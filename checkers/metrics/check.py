@@ -28,12 +28,13 @@ from checkers.metrics._check_core import (
 )
 from checkers.metrics.anomaly import AnomalyStrategy
 from checkers.metrics.constraints import MetricAssertion
-from checkers.metrics.counts import Completeness, Size
+from checkers.metrics.counts import Completeness, Size, ZerosCount
 from checkers.metrics.datatype import DataType
 from checkers.metrics.extremes import Maximum, MaxLength, Minimum, MinLength
 from checkers.metrics.frequencies import (
     CountDistinct,
     Distinctness,
+    DuplicateRowCount,
     Entropy,
     Histogram,
     MutualInformation,
@@ -42,9 +43,14 @@ from checkers.metrics.frequencies import (
 )
 from checkers.metrics.higher_moments import Kurtosis, Skewness
 from checkers.metrics.moments import Correlation, Mean, StandardDeviation, Sum, Variance
+from checkers.metrics.ratio_of_sums import RatioOfSums
 from checkers.metrics.sketches import ApproxCountDistinct, ApproxQuantile
+from checkers.metrics.standalone import ColumnCount, CustomSql
 
 __all__ = ["AnomalySpec", "Check", "CheckLevel", "is_one"]
+
+#: the types `has_data_type` takes (Deequ's ConstrainableDataTypes)
+DATA_TYPES = ("Null", "Fractional", "Integral", "Boolean", "String", "Numeric")
 
 
 class Check(ComplianceConstraints):
@@ -243,11 +249,16 @@ class Check(ComplianceConstraints):
         self, column: str, data_type: str, assertion: MetricAssertion = is_one, hint: str = ""
     ) -> Self:
         """Share of non-NULL values of `data_type` ("Integral", "Fractional", "Boolean",
-        "String", "Numeric" = Integral + Fractional), as in Deequ."""
+        "String", "Numeric" = Integral + Fractional), or with "Null" the share of NULLs among
+        all values, as in Deequ's `hasDataType`. Zero values of the type give 0.0."""
+        if data_type not in DATA_TYPES:
+            raise ValueError(f"unknown data type {data_type!r}; use one of {', '.join(DATA_TYPES)}")
         wanted = ("Integral", "Fractional") if data_type == "Numeric" else (data_type,)
 
         def share(value: object) -> float:
             counts = value["counts"]  # type: ignore[index]
+            if data_type == "Null":
+                return value["ratios"]["Unknown"]  # type: ignore[index, no-any-return]
             known = sum(n for t, n in counts.items() if t != "Unknown")
             return float(sum(counts.get(t, 0) for t in wanted)) / known if known else 0.0
 
@@ -257,6 +268,47 @@ class Check(ComplianceConstraints):
             f"DataTypeConstraint({column}, {data_type})",
             hint=hint,
             value_picker=share,
+        )
+
+    # -- counts, sums and SQL (Deequ 2.x) -------------------------------------------------------
+    def has_column_count(self, assertion: MetricAssertion, hint: str = "") -> Self:
+        """The number of columns (from the schema, no Spark job); it cannot be filtered."""
+        return self.add_constraint(ColumnCount(), assertion, "ColumnCountConstraint", hint=hint)
+
+    def has_zeros_count(self, column: str, assertion: MetricAssertion, hint: str = "") -> Self:
+        """The number of values equal to zero in a numeric column."""
+        return self._constrain(ZerosCount(column), assertion, hint=hint)
+
+    def has_ratio_of_sums(
+        self, numerator: str, denominator: str, assertion: MetricAssertion, hint: str = ""
+    ) -> Self:
+        """`sum(numerator) / sum(denominator)`; a zero denominator fails the constraint."""
+        return self._constrain(RatioOfSums(numerator, denominator), assertion, hint=hint)
+
+    def has_duplicate_row_count(
+        self, columns: str | Sequence[str], assertion: MetricAssertion, hint: str = ""
+    ) -> Self:
+        """The number of rows whose key (the columns) occurs more than once."""
+        names = _names(columns)
+        return self._constrain(
+            DuplicateRowCount(names), assertion, hint=hint, row_condition=_unique_rows(names)
+        )
+
+    def custom_sql(
+        self,
+        expression: str,
+        assertion: MetricAssertion,
+        hint: str = "",
+        *,
+        view: str | None = "primary",
+    ) -> Self:
+        """The one value a SQL statement returns, the data being the temporary view `view`:
+        `.custom_sql("SELECT count(*) FROM primary WHERE amount < 0", lambda n: n == 0)`."""
+        return self.add_constraint(
+            CustomSql(expression, view),
+            assertion,
+            f"CustomSqlConstraint({expression})",
+            hint=hint,
         )
 
     # -- history ----------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Counting analyzers: Size, Completeness, Compliance and PatternMatch (shared scan,
+"""Counting analyzers: Size, Completeness, Compliance, PatternMatch and ZerosCount (shared scan,
 exact merge)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from checkers.metrics._analyzer import (
     rows_matching,
 )
 from checkers.metrics._metric import EmptyStateError, Entity
-from checkers.metrics._schema import column, is_string
+from checkers.metrics._schema import column, is_numeric, is_string
 from checkers.metrics._serde import state_kind
 
 
@@ -98,6 +98,32 @@ class CountWhere(ScanShareableAnalyzer):
 
     def __repr__(self) -> str:
         return f"CountWhere({self.instance_name!r})"
+
+
+@dataclass(frozen=True, repr=False)
+class ZerosCount(SingleColumn, ScanShareableAnalyzer):
+    """Number of values (in rows that match `where`) equal to zero in a numeric column; NULL and
+    NaN are not zero, -0.0 is. 0 on empty input (Deequ: an empty-state error there, yet 0 when
+    `where` keeps no row)."""
+
+    column: str
+    where: str | None = None  # type: ignore[assignment]
+
+    def column_type_error(self, dtype: DataType) -> str | None:
+        return None if is_numeric(dtype) else "ZerosCount needs a numeric column"
+
+    def aggregations(self, schema: StructType) -> list[Column]:
+        zero = filtered(column(self.column), self.where) == 0
+        return [F.count(F.when(zero, F.lit(1)))]
+
+    def state_from_aggregates(self, values: Sequence[object]) -> NumMatchesState:
+        return NumMatchesState(int(values[0] or 0))  # type: ignore[call-overload]
+
+    def zero_state(self) -> NumMatchesState:
+        return NumMatchesState.zero()
+
+    def compute_value(self, state: NumMatchesState) -> float:  # type: ignore[override]
+        return float(state.num_matches)
 
 
 class _RatioAnalyzer(ScanShareableAnalyzer):

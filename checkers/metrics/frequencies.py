@@ -235,6 +235,21 @@ class UniqueValueRatio(_Frequencies):
 
 
 @dataclass(frozen=True, repr=False)
+class DuplicateRowCount(_Frequencies):
+    """Rows whose key occurs more than once (rows, not keys: a key seen three times adds 3);
+    rows whose grouping columns are all NULL are skipped. 0 on empty input, as in Deequ.
+
+    Unlike Deequ, the columns must be named (Deequ's empty list means every column): pass
+    `df.columns` to count whole duplicate rows."""
+
+    columns: tuple[str, ...]  # type: ignore[misc]
+    where: str | None = None  # type: ignore[assignment]
+
+    def value_from_counts(self, num_rows: int, groups: int, singles: int, c_ln_c: float) -> float:
+        return float(num_rows - singles)  # keys seen once are the rows that are not duplicates
+
+
+@dataclass(frozen=True, repr=False)
 class Entropy(_Frequencies):
     """Shannon entropy (natural log) of the non-NULL values of one column."""
 

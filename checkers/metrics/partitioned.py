@@ -22,6 +22,7 @@ from checkers.metrics.runner import (
     frequency_tables,
     split_by_schema,
 )
+from checkers.metrics.standalone import QueryAnalyzer, SchemaAnalyzer
 from checkers.metrics.state_stores import StateStore
 
 
@@ -65,6 +66,12 @@ def analyze_partitions(
                     found[analyzer] = (
                         states[analyzer] if analyzer in states else analyzer.zero_state()
                     )
+    for other in runnable:  # partitions share the schema; a query reads the data whole
+        if isinstance(other, SchemaAnalyzer):
+            for found in result.states.values():
+                found[other] = other.state_from_schema(df.schema)
+        elif isinstance(other, QueryAnalyzer):
+            result.errors[other] = f"{other!r}: a query analyzer has no per-partition state"
     frequency = [a for a in runnable if isinstance(a, FrequencyAnalyzer)]
     if frequency:
         _frequency_states(df, frequency, result, column, state_store, dataset, columnar)

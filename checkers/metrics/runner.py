@@ -18,6 +18,7 @@ from checkers.metrics._analyzer import Analyzer, FrequencyAnalyzer, ScanShareabl
 from checkers.metrics._metric import Metric
 from checkers.metrics._scan import describe_failure, run_scan
 from checkers.metrics.frequencies import FrequencyState, read_parquet
+from checkers.metrics.standalone import run_standalone
 
 if TYPE_CHECKING:
     from checkers.metrics.state_stores import StateStore
@@ -121,6 +122,12 @@ def run_analysis(
     states: dict[Analyzer, State] = {}
     actions = 0
     previous = dict(aggregate_with or {})
+
+    # ColumnCount from the schema (no job), CustomSql with a query each
+    own_metrics, own_states, own_actions = run_standalone(df, runnable, previous)
+    metrics.update(own_metrics)
+    states.update(own_states)
+    actions += own_actions
 
     columnar = _reads_columnar_files(df)
     scan = [a for a in runnable if isinstance(a, ScanShareableAnalyzer)]

@@ -15,6 +15,7 @@ from checkers.metrics import (
     CountDistinct,
     DataType,
     Distinctness,
+    DuplicateRowCount,
     Entropy,
     Histogram,
     Kurtosis,
@@ -25,6 +26,7 @@ from checkers.metrics import (
     MinLength,
     MutualInformation,
     PatternMatch,
+    RatioOfSums,
     Size,
     Skewness,
     StandardDeviation,
@@ -32,6 +34,7 @@ from checkers.metrics import (
     Uniqueness,
     UniqueValueRatio,
     Variance,
+    ZerosCount,
     run_analysis,
 )
 
@@ -66,9 +69,12 @@ FACTORIES = {
     "Entropy": (lambda c, w=None: Entropy(c, where=w), "m"),
     "MutualInformation": (lambda c, w=None: MutualInformation([c, "s"], where=w), "m"),
     "Histogram": (lambda c, w=None: Histogram(c, where=w), "m"),
+    "ZerosCount": (lambda c, w=None: ZerosCount(c, where=w), "s"),
+    "RatioOfSums": (lambda c, w=None: RatioOfSums(c, "n", where=w), "s"),
+    "DuplicateRowCount": (lambda c, w=None: DuplicateRowCount(c, where=w), "m"),
 }
 GOOD_COLUMN = {"PatternMatch": "s", "MinLength": "s", "MaxLength": "s", "DataType": "s"}
-ZERO_WHEN_EMPTY = {"CountDistinct", "ApproxCountDistinct"}
+ZERO_WHEN_EMPTY = {"CountDistinct", "ApproxCountDistinct", "ZerosCount", "DuplicateRowCount"}
 
 
 @pytest.fixture(scope="module")

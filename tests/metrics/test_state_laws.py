@@ -15,9 +15,12 @@ from pyspark.sql.types import StringType, StructField, StructType
 from checkers.metrics import (
     ApproxCountDistinct,
     ApproxQuantile,
+    ColumnCount,
     Completeness,
     Correlation,
+    CustomSql,
     DataType,
+    DuplicateRowCount,
     FrequencyState,
     HigherMomentsState,
     HllState,
@@ -25,17 +28,21 @@ from checkers.metrics import (
     Kurtosis,
     Maximum,
     Minimum,
+    RatioOfSums,
     Size,
     Skewness,
     StandardDeviation,
     Sum,
     Uniqueness,
+    ZerosCount,
     run_analysis,
 )
 from checkers.metrics._serde import _KINDS
 from checkers.metrics.samples import BottomK, DistinctBottomK, DistinctCount, ThetaState
 
 SCHEMA = "x int, y double, s string"
+#: a statement's results over separate data do not combine: its merge is lawful, not the union's
+CUSTOM_SQL = CustomSql("SELECT count(*) FROM primary WHERE x > 0")
 ANALYZERS = [
     Size(),
     Completeness("s"),
@@ -50,6 +57,11 @@ ANALYZERS = [
     ApproxCountDistinct("s"),
     ApproxQuantile("y", 0.5),
     Uniqueness(["x", "s"]),
+    ZerosCount("x"),
+    RatioOfSums("y", "x"),
+    DuplicateRowCount(["x", "s"]),
+    ColumnCount(),
+    CUSTOM_SQL,
 ]
 
 
@@ -161,4 +173,7 @@ def test_states_form_a_commutative_monoid_and_merge_like_the_union(
         assert same(a.merge(b).merge(c), a.merge(b.merge(c))), analyzer
         zero = zero_of(analyzer, a)
         assert same(a.merge(zero), a) and same(zero.merge(a), a), analyzer
+        if analyzer == CUSTOM_SQL:
+            assert "cannot be combined" in analyzer.metric_from_state(a.merge(b)).error
+            continue
         assert same(a.merge(b).merge(c), whole.states[analyzer]), analyzer
