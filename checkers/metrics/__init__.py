@@ -34,6 +34,7 @@ from checkers.metrics.counts import (
 )
 from checkers.metrics.datatype import DataType, DataTypeState
 from checkers.metrics.differential import metrics_for_view
+from checkers.metrics.exact_quantile import ExactQuantile
 from checkers.metrics.extremes import (
     Maximum,
     MaxLength,
@@ -48,11 +49,11 @@ from checkers.metrics.frequencies import (
     Distinctness,
     Entropy,
     FrequencyState,
-    Histogram,
     MutualInformation,
     Uniqueness,
     UniqueValueRatio,
 )
+from checkers.metrics.histogram import Histogram
 from checkers.metrics.moments import (
     CoMomentsState,
     Correlation,
@@ -68,6 +69,7 @@ from checkers.metrics.sketches import (
     ApproxQuantile,
     ApproxQuantiles,
     HllState,
+    InterquartileRange,
     KllState,
 )
 from checkers.metrics.state_stores import (
@@ -110,12 +112,14 @@ __all__ = [
     "EmptyStateError",
     "Entity",
     "Entropy",
+    "ExactQuantile",
     "FileStateStore",
     "FrequencyAnalyzer",
     "FrequencyState",
     "Histogram",
     "HllState",
     "InMemoryStateStore",
+    "InterquartileRange",
     "KllState",
     "MaxLength",
     "MaxState",

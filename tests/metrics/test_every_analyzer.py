@@ -16,7 +16,9 @@ from checkers.metrics import (
     DataType,
     Distinctness,
     Entropy,
+    ExactQuantile,
     Histogram,
+    InterquartileRange,
     Maximum,
     MaxLength,
     Mean,
@@ -58,6 +60,9 @@ FACTORIES = {
     "Entropy": (lambda c, w=None: Entropy(c, where=w), "m"),
     "MutualInformation": (lambda c, w=None: MutualInformation([c, "s"], where=w), "m"),
     "Histogram": (lambda c, w=None: Histogram(c, where=w), "m"),
+    "ExactQuantile": (lambda c, w=None: ExactQuantile(c, 0.5, where=w), "s"),
+    "InterquartileRange": (lambda c, w=None: InterquartileRange(c, where=w), "s"),
+    "HistogramBinned": (lambda c, w=None: Histogram(c, where=w, bins=(0, 1, 2)), "s"),
 }
 GOOD_COLUMN = {"PatternMatch": "s", "MinLength": "s", "MaxLength": "s", "DataType": "s"}
 ZERO_WHEN_EMPTY = {"CountDistinct", "ApproxCountDistinct"}

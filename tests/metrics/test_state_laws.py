@@ -18,8 +18,11 @@ from checkers.metrics import (
     Completeness,
     Correlation,
     DataType,
+    ExactQuantile,
     FrequencyState,
+    Histogram,
     HllState,
+    InterquartileRange,
     KllState,
     Maximum,
     Minimum,
@@ -45,6 +48,9 @@ ANALYZERS = [
     ApproxCountDistinct("s"),
     ApproxQuantile("y", 0.5),
     Uniqueness(["x", "s"]),
+    ExactQuantile("y", 0.5),
+    InterquartileRange("y"),
+    Histogram("x", bins=(-5, 0, 5)),
 ]
 
 
