@@ -13,12 +13,17 @@ from checkers.metrics import (
     ConstraintStatus,
     CountDistinct,
     ExactQuantile,
+    FileStateStore,
     FrequencyState,
     Histogram,
+    InterquartileRange,
     Size,
     VerificationSuite,
+    metrics_for_view,
     run_analysis,
 )
+from checkers.metrics.differential import metrics_from_states
+from checkers.metrics.partitioned import analyze_partitions
 from tests.metrics.jobs import count_jobs
 
 SCHEMA = "x double, i int, d decimal(10,2), s string, k int"
@@ -125,3 +130,45 @@ def test_check_has_exact_quantile(data) -> None:
     (result,) = VerificationSuite(data).add_check(check).run().check_results
     statuses = [c.status for c in result.constraint_results]
     assert statuses == [ConstraintStatus.SUCCESS, ConstraintStatus.FAILURE]
+
+
+def test_stored_partitions_give_exact_quantiles_and_bins_of_any_view(data, tmp_path) -> None:
+    analyzers = [
+        ExactQuantile("i", 0.5),
+        InterquartileRange("x"),
+        Histogram("x", bins=(0, 3, 6)),
+        CountDistinct("i"),
+    ]
+    store = FileStateStore(str(tmp_path / "states"))
+    for k in (1, 2):
+        run_analysis(
+            data.where(f"k = {k}"), analyzers, state_store=store, dataset="d", partition=str(k)
+        )
+    view = metrics_for_view(store, analyzers, dataset="d")
+    assert view.metric(ExactQuantile("i", 0.5)).value == 2.5  # 1 1 1 4 4 9
+    assert view.metric(InterquartileRange("x")).value == 2.5  # 1..6
+    bins = view.metric(Histogram("x", bins=(0, 3, 6))).value["values"]
+    assert {k: v["absolute"] for k, v in bins.items()} == {
+        "[0.0, 3.0)": 2,
+        "[3.0, 6.0]": 4,
+        "NullValue": 1,
+    }
+    one = metrics_for_view(store, analyzers, dataset="d", partitions=["1"])
+    assert one.metric(ExactQuantile("i", 0.5)).value == 4.0  # 4 4 1
+
+
+def test_partition_states_merge_to_the_whole(data) -> None:
+    analyzers = [ExactQuantile("i", 0.9), Histogram("n", bins=(0, 5, 10)), InterquartileRange("x")]
+    keyed = (
+        data.withColumnRenamed("i", "n")
+        .withColumn("i", F.col("n"))
+        .selectExpr("CAST(k AS STRING) AS part", "*")
+    )
+    found = analyze_partitions(keyed, analyzers, ["1", "2"], column="part")
+    assert not found.errors
+    merged = {a: found.states["1"][a].merge(found.states["2"][a]) for a in analyzers}
+    metrics, _ = metrics_from_states(analyzers, merged)
+    whole = run_analysis(keyed, analyzers).metrics
+    for analyzer in analyzers:
+        assert metrics[analyzer].value == whole[analyzer].value, analyzer
+    assert metrics[ExactQuantile("i", 0.9)].value == 6.5
