@@ -35,6 +35,7 @@ from checkers.metrics.counts import (
 )
 from checkers.metrics.datatype import DataType, DataTypeState
 from checkers.metrics.differential import metrics_for_view
+from checkers.metrics.exact_quantile import ExactQuantile
 from checkers.metrics.extremes import (
     Maximum,
     MaxLength,
@@ -50,12 +51,12 @@ from checkers.metrics.frequencies import (
     DuplicateRowCount,
     Entropy,
     FrequencyState,
-    Histogram,
     MutualInformation,
     Uniqueness,
     UniqueValueRatio,
 )
 from checkers.metrics.higher_moments import HigherMomentsState, Kurtosis, Skewness
+from checkers.metrics.histogram import Histogram
 from checkers.metrics.moments import (
     CoMomentsState,
     Correlation,
@@ -73,6 +74,7 @@ from checkers.metrics.sketches import (
     ApproxQuantile,
     ApproxQuantiles,
     HllState,
+    InterquartileRange,
     KllState,
 )
 from checkers.metrics.standalone import (
@@ -128,6 +130,7 @@ __all__ = [
     "EmptyStateError",
     "Entity",
     "Entropy",
+    "ExactQuantile",
     "FileStateStore",
     "FrequencyAnalyzer",
     "FrequencyState",
@@ -135,6 +138,7 @@ __all__ = [
     "Histogram",
     "HllState",
     "InMemoryStateStore",
+    "InterquartileRange",
     "KllState",
     "Kurtosis",
     "MaxLength",

@@ -152,9 +152,22 @@ class FrequencyAnalyzer(Analyzer):
         return None if is_groupable(dtype) else "maps cannot be grouped"
 
     @property
+    def grouping_columns(self) -> tuple[str, ...]:
+        """Names of the table's key columns: source columns, or derived keys (`key_source`)."""
+        return self.columns
+
+    @property
     def grouping_key(self) -> tuple[tuple[str, ...], str | None]:
         """Analyzers with the same key share a frequency table."""
-        return (tuple(sorted(self.columns)), self.where)
+        return (tuple(sorted(self.grouping_columns)), self.where)
+
+    def key_source(self, name: str) -> Column:
+        """The expression a key column of the frequency table is grouped by."""
+        return F.col(name)
+
+    def key_type(self, schema: StructType, name: str) -> DataType | None:
+        """The type of a key column (keys of one type share a stacked group-by)."""
+        return resolve_type(schema, name)
 
     def window_columns(self, view: FrequencyView) -> dict[str, Column]:
         """Per-row columns over the frequency table (window functions), keyed by unique name."""

@@ -24,7 +24,6 @@ from pyspark.sql.types import StructType
 
 from checkers.metrics._analyzer import Analyzer, FrequencyAnalyzer, FrequencySummary, FrequencyView
 from checkers.metrics._metric import EmptyStateError, Metric, MetricComputationError
-from checkers.metrics._schema import resolve_type
 from checkers.metrics.frequencies import COUNT, SET_ID, FrequencyState, key_column
 
 GID = "__dq_gid"
@@ -42,6 +41,10 @@ class GroupingSet:
     columns: tuple[str, ...]  # sorted
     where: str | None
     analyzers: tuple[FrequencyAnalyzer, ...]
+
+    def source(self, name: str) -> Column:
+        """What the key column `name` is grouped by (a source column or a derived key)."""
+        return self.analyzers[0].key_source(name)
 
 
 def plan_sets(analyzers: Sequence[FrequencyAnalyzer]) -> list[GroupingSet]:
@@ -66,7 +69,7 @@ def _stacks(
     stacks: dict[str, list[GroupingSet]] = {}
     multi = []
     for s in sets:
-        dtype = resolve_type(schema, s.columns[0]) if len(s.columns) == 1 else None
+        dtype = s.analyzers[0].key_type(schema, s.columns[0]) if len(s.columns) == 1 else None
         if dtype is None:
             multi.append(s)
         else:
@@ -112,7 +115,7 @@ def _stacked_table(df: DataFrame, sets: Sequence[GroupingSet], layout: Layout) -
     if len(sets) == 1:  # nothing to stack: a plain group-by
         (only,) = sets
         rows = df if only.where is None else df.where(F.expr(only.where))
-        counted = rows.groupBy(F.col(only.columns[0]).alias(value)).agg(
+        counted = rows.groupBy(only.source(only.columns[0]).alias(value)).agg(
             F.count(F.lit(1)).alias(COUNT)
         )
         return counted.select(
@@ -123,7 +126,7 @@ def _stacked_table(df: DataFrame, sets: Sequence[GroupingSet], layout: Layout) -
         )
     pairs = []
     for s in sets:
-        pair = F.struct(F.lit(s.set_id).alias("s"), F.col(s.columns[0]).alias("v"))
+        pair = F.struct(F.lit(s.set_id).alias("s"), s.source(s.columns[0]).alias("v"))
         pairs.append(pair if s.where is None else F.when(F.expr(s.where), pair))
     stacked = F.array(*pairs)
     if any(s.where is not None for s in sets):  # a set's filter left a NULL pair to drop
@@ -138,10 +141,11 @@ def _stacked_table(df: DataFrame, sets: Sequence[GroupingSet], layout: Layout) -
 
 def _grouping_sets_table(df: DataFrame, sets: Sequence[GroupingSet], layout: Layout) -> DataFrame:
     keys = {c: n for s in sets for c, n in zip(s.columns, layout[s.set_id], strict=True)}
+    sources = {c: s.source(c) for s in sets for c in s.columns}
     wheres = sorted({s.where for s in sets if s.where is not None})
     flag = {w: f"__dq_w{i}" for i, w in enumerate(wheres)}
     prepared = df.select(
-        *[F.col(source).alias(name) for source, name in keys.items()],
+        *[sources[source].alias(name) for source, name in keys.items()],
         *[F.expr(w).alias(flag[w]) for w in wheres],
     )
     all_columns = list(keys.values()) + list(flag.values())

@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Self
 
+from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from checkers.metrics._analyzer import Analyzer
@@ -30,27 +31,41 @@ from checkers.metrics.anomaly import AnomalyStrategy
 from checkers.metrics.constraints import MetricAssertion
 from checkers.metrics.counts import Completeness, Size, ZerosCount
 from checkers.metrics.datatype import DataType
-from checkers.metrics.extremes import Maximum, MaxLength, Minimum, MinLength
+from checkers.metrics.exact_quantile import ExactQuantile
+from checkers.metrics.extremes import Maximum, MaxLength, Minimum, MinLength, NullBehavior
 from checkers.metrics.frequencies import (
     CountDistinct,
     Distinctness,
     DuplicateRowCount,
     Entropy,
-    Histogram,
     MutualInformation,
     Uniqueness,
     UniqueValueRatio,
 )
 from checkers.metrics.higher_moments import Kurtosis, Skewness
+from checkers.metrics.histogram import Histogram
 from checkers.metrics.moments import Correlation, Mean, StandardDeviation, Sum, Variance
 from checkers.metrics.ratio_of_sums import RatioOfSums
-from checkers.metrics.sketches import ApproxCountDistinct, ApproxQuantile
+from checkers.metrics.sketches import ApproxCountDistinct, ApproxQuantile, InterquartileRange
 from checkers.metrics.standalone import ColumnCount, CustomSql
 
 __all__ = ["AnomalySpec", "Check", "CheckLevel", "is_one"]
 
 #: the types `has_data_type` takes (Deequ's ConstrainableDataTypes)
 DATA_TYPES = ("Null", "Fractional", "Integral", "Boolean", "String", "Numeric")
+
+
+def _length_rows(
+    column: str, assertion: MetricAssertion, null_behavior: NullBehavior
+) -> Callable[[], Column]:
+    """Row-level length check with Deequ's NULL outcomes per `NullBehavior`."""
+    length = lambda: F.length(F.col(_quote(column)))  # noqa: E731
+    if null_behavior is NullBehavior.EMPTY_STRING:
+        return _value_rows(lambda: F.coalesce(length(), F.lit(0)), assertion)
+    judged = _value_rows(length, assertion)
+    if null_behavior is NullBehavior.FAIL:
+        return lambda: F.when(F.col(_quote(column)).isNull(), F.lit(False)).otherwise(judged())
+    return judged
 
 
 class Check(ComplianceConstraints):
@@ -147,10 +162,13 @@ class Check(ComplianceConstraints):
         column: str,
         assertion: Callable[[Mapping[str, Mapping[str, float]]], object],
         hint: str = "",
+        *,
+        bins: Sequence[float] | None = None,
     ) -> Self:
-        """`assertion` gets {value: {"absolute": n, "ratio": share}} (NULL as "NullValue")."""
+        """`assertion` gets {value: {"absolute": n, "ratio": share}} (NULL as "NullValue"); with
+        `bins` (edges), {"[a, b)": ...} per bin instead (see `Histogram`)."""
         return self.add_constraint(
-            Histogram(column),
+            Histogram(column, bins=None if bins is None else tuple(bins)),
             assertion,  # type: ignore[arg-type]
             f"HistogramConstraint({column})",
             hint=hint,
@@ -178,6 +196,21 @@ class Check(ComplianceConstraints):
             hint=hint,
         )
 
+    def has_exact_quantile(
+        self, column: str, quantile: float, assertion: MetricAssertion, hint: str = ""
+    ) -> Self:
+        return self.add_constraint(
+            ExactQuantile(column, quantile),
+            assertion,
+            f"ExactQuantileConstraint({column}, {quantile})",
+            hint=hint,
+        )
+
+    def has_interquartile_range(
+        self, column: str, assertion: MetricAssertion, hint: str = ""
+    ) -> Self:
+        return self._constrain(InterquartileRange(column), assertion, hint=hint)
+
     def has_approx_count_distinct(
         self, column: str, assertion: MetricAssertion, hint: str = ""
     ) -> Self:
@@ -199,20 +232,37 @@ class Check(ComplianceConstraints):
             row_condition=_value_rows(lambda: F.col(_quote(column)), assertion),
         )
 
-    def has_min_length(self, column: str, assertion: MetricAssertion, hint: str = "") -> Self:
+    def has_min_length(
+        self,
+        column: str,
+        assertion: MetricAssertion,
+        hint: str = "",
+        *,
+        null_behavior: NullBehavior = NullBehavior.IGNORE,
+    ) -> Self:
+        """Shortest length; NULLs follow `null_behavior` in the metric and at row level alike
+        (IGNORE: not judged, EMPTY_STRING: judged as length 0, FAIL: the row fails)."""
         return self._constrain(
-            MinLength(column),
+            MinLength(column, null_behavior=null_behavior),
             assertion,
             hint=hint,
-            row_condition=_value_rows(lambda: F.length(F.col(_quote(column))), assertion),
+            row_condition=_length_rows(column, assertion, null_behavior),
         )
 
-    def has_max_length(self, column: str, assertion: MetricAssertion, hint: str = "") -> Self:
+    def has_max_length(
+        self,
+        column: str,
+        assertion: MetricAssertion,
+        hint: str = "",
+        *,
+        null_behavior: NullBehavior = NullBehavior.IGNORE,
+    ) -> Self:
+        """Longest length; NULLs follow `null_behavior` as in `has_min_length`."""
         return self._constrain(
-            MaxLength(column),
+            MaxLength(column, null_behavior=null_behavior),
             assertion,
             hint=hint,
-            row_condition=_value_rows(lambda: F.length(F.col(_quote(column))), assertion),
+            row_condition=_length_rows(column, assertion, null_behavior),
         )
 
     def has_mean(self, column: str, assertion: MetricAssertion, hint: str = "") -> Self:

@@ -11,7 +11,7 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -21,7 +21,6 @@ from checkers.metrics._analyzer import (
     FrequencyAnalyzer,
     FrequencySummary,
     FrequencyView,
-    SingleColumn,
 )
 from checkers.metrics._metric import EmptyStateError, MetricValue
 from checkers.metrics._serde import state_kind
@@ -313,50 +312,3 @@ class MutualInformation(_Frequencies):
         if n == 0:
             raise EmptyStateError(f"Empty state for {self!r}: no rows with both values set")
         return float(extras[1] or 0.0) / n + math.log(n)  # type: ignore[arg-type]
-
-
-NULL_VALUE = "NullValue"
-
-
-@dataclass(frozen=True, repr=False)
-class Histogram(SingleColumn, FrequencyAnalyzer):
-    """Value counts of one column (NULL shown as "NullValue"): the number of bins, and the
-    `max_detail_bins` most frequent values with absolute counts and ratios. Unlike Deequ, ratios
-    with a `where` are over the filtered rows, not the whole dataset."""
-
-    keeps_null_rows: ClassVar[bool] = True
-    column: str
-    where: str | None = None  # type: ignore[assignment]
-    max_detail_bins: int = 1000
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.max_detail_bins <= 1000:
-            raise ValueError("Histogram max_detail_bins must be within 1..1000")
-
-    def _label(self, view: FrequencyView) -> Column:
-        return F.coalesce(view.key(self.column).cast("string"), F.lit(NULL_VALUE))
-
-    def window_columns(self, view: FrequencyView) -> dict[str, Column]:
-        order = Window.partitionBy(F.col(SET_ID)).orderBy(view.count.desc(), self._label(view))
-        return {f"{view.name_prefix}_rank": F.row_number().over(order)}
-
-    def extra_aggregations(self, view: FrequencyView) -> list[Column]:
-        rank = F.col(f"{view.name_prefix}_rank")
-        top = view.set_condition & (rank <= self.max_detail_bins)
-        return [
-            F.collect_list(
-                F.when(top, F.struct(self._label(view).alias("value"), view.count.alias("n")))
-            )
-        ]
-
-    def value_from_frequencies(
-        self, summary: FrequencySummary, extras: Sequence[object]
-    ) -> MetricValue:
-        total, detail = summary.all_rows, extras[0] or []
-        if total == 0:
-            raise EmptyStateError(f"Empty state for {self!r}: no rows")
-        rows = sorted(((r["value"], int(r["n"])) for r in detail), key=lambda x: (-x[1], x[0]))  # type: ignore[attr-defined, index]
-        return {
-            "number_of_bins": summary.all_groups,
-            "values": {v: {"absolute": n, "ratio": n / total} for v, n in rows},
-        }

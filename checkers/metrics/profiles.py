@@ -13,7 +13,7 @@ from checkers.metrics._analyzer import Analyzer
 from checkers.metrics.counts import Completeness, Size
 from checkers.metrics.datatype import DataType
 from checkers.metrics.extremes import Maximum, MaxLength, Minimum, MinLength
-from checkers.metrics.frequencies import Histogram
+from checkers.metrics.histogram import Histogram
 from checkers.metrics.moments import Mean, StandardDeviation
 from checkers.metrics.runner import run_analysis
 from checkers.metrics.sketches import ApproxCountDistinct, ApproxQuantiles

@@ -17,7 +17,9 @@ from checkers.metrics import (
     Distinctness,
     DuplicateRowCount,
     Entropy,
+    ExactQuantile,
     Histogram,
+    InterquartileRange,
     Kurtosis,
     Maximum,
     MaxLength,
@@ -72,6 +74,9 @@ FACTORIES = {
     "ZerosCount": (lambda c, w=None: ZerosCount(c, where=w), "s"),
     "RatioOfSums": (lambda c, w=None: RatioOfSums(c, "n", where=w), "s"),
     "DuplicateRowCount": (lambda c, w=None: DuplicateRowCount(c, where=w), "m"),
+    "ExactQuantile": (lambda c, w=None: ExactQuantile(c, 0.5, where=w), "s"),
+    "InterquartileRange": (lambda c, w=None: InterquartileRange(c, where=w), "s"),
+    "HistogramBinned": (lambda c, w=None: Histogram(c, where=w, bins=(0, 1, 2)), "s"),
 }
 GOOD_COLUMN = {"PatternMatch": "s", "MinLength": "s", "MaxLength": "s", "DataType": "s"}
 ZERO_WHEN_EMPTY = {"CountDistinct", "ApproxCountDistinct", "ZerosCount", "DuplicateRowCount"}

@@ -21,9 +21,12 @@ from checkers.metrics import (
     CustomSql,
     DataType,
     DuplicateRowCount,
+    ExactQuantile,
     FrequencyState,
     HigherMomentsState,
+    Histogram,
     HllState,
+    InterquartileRange,
     KllState,
     Kurtosis,
     Maximum,
@@ -62,6 +65,9 @@ ANALYZERS = [
     DuplicateRowCount(["x", "s"]),
     ColumnCount(),
     CUSTOM_SQL,
+    ExactQuantile("y", 0.5),
+    InterquartileRange("y"),
+    Histogram("x", bins=(-5, 0, 5)),
 ]
 
 
