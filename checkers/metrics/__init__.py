@@ -1,7 +1,13 @@
 """The monoid metrics engine: analyzers with mergeable states, a runner that computes them in shared
 Spark passes, state stores, and metrics of any combination of partitions from stored states."""
 
-from checkers.metrics._analyzer import Analyzer, FrequencyAnalyzer, ScanShareableAnalyzer, State
+from checkers.metrics._analyzer import (
+    Analyzer,
+    FrequencyAnalyzer,
+    OwnPassAnalyzer,
+    ScanShareableAnalyzer,
+    State,
+)
 from checkers.metrics._metric import (
     EmptyStateError,
     Entity,
@@ -67,6 +73,7 @@ from checkers.metrics.moments import (
     SumState,
     Variance,
 )
+from checkers.metrics.predictability import Predictability, PredictabilityState
 from checkers.metrics.ratio_of_sums import RatioOfSums, RatioOfSumsState
 from checkers.metrics.runner import AnalysisResult, SketchPlan, run_analysis
 from checkers.metrics.sketches import (
@@ -161,9 +168,12 @@ __all__ = [
     "NumMatchesAndCountState",
     "NumMatchesState",
     "OnlineNormal",
+    "OwnPassAnalyzer",
     "PartitionMetrics",
     "PatternMatch",
     "Patterns",
+    "Predictability",
+    "PredictabilityState",
     "Profiles",
     "QueryAnalyzer",
     "RatioOfSums",

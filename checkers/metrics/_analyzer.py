@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
 
-from pyspark.sql import Column
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructType
 
@@ -131,6 +131,20 @@ class ScanShareableAnalyzer(Analyzer):
     @abstractmethod
     def state_from_aggregates(self, values: Sequence[object]) -> State:
         """Build the state from this analyzer's slice of the aggregated row."""
+
+    @abstractmethod
+    def zero_state(self) -> State:
+        """The identity of this analyzer's state monoid."""
+
+
+class OwnPassAnalyzer(Analyzer):
+    """An analyzer whose state needs Spark work of its own (fitting and scoring a model), run by
+    the runner after the shared passes."""
+
+    @abstractmethod
+    def compute_state(self, df: DataFrame, earlier: State | None) -> tuple[State, int]:
+        """The state of `df` and the Spark actions taken; `earlier` is the state of data analyzed
+        before, which will be merged with the result (a model may score `df` with it)."""
 
     @abstractmethod
     def zero_state(self) -> State:

@@ -45,6 +45,7 @@ from checkers.metrics.frequencies import (
 from checkers.metrics.higher_moments import Kurtosis, Skewness
 from checkers.metrics.histogram import Histogram
 from checkers.metrics.moments import Correlation, Mean, StandardDeviation, Sum, Variance
+from checkers.metrics.predictability import Predictability
 from checkers.metrics.ratio_of_sums import RatioOfSums
 from checkers.metrics.sketches import ApproxCountDistinct, ApproxQuantile, InterquartileRange
 from checkers.metrics.standalone import ColumnCount, CustomSql
@@ -358,6 +359,27 @@ class Check(ComplianceConstraints):
             CustomSql(expression, view),
             assertion,
             f"CustomSqlConstraint({expression})",
+            hint=hint,
+        )
+
+    def has_predictability(
+        self,
+        column: str,
+        input_columns: Sequence[str],
+        assertion: MetricAssertion,
+        hint: str = "",
+        **options: object,
+    ) -> Self:
+        """How well a naive Bayes model on hashed tokens of `input_columns` predicts `column` on
+        held-out rows (F1, macro, by default; `options` are those of `Predictability`).
+
+            Check(CheckLevel.WARNING, "flights").has_predictability(
+                "carrier", ["tailnum"], lambda f1: f1 > 0.9)
+        """
+        return self.add_constraint(
+            Predictability(column, tuple(input_columns), **options),  # type: ignore[arg-type]
+            assertion,
+            f"PredictabilityConstraint({column} from {', '.join(input_columns)})",
             hint=hint,
         )
 

@@ -12,7 +12,13 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from checkers.metrics import _grouping
-from checkers.metrics._analyzer import Analyzer, FrequencyAnalyzer, ScanShareableAnalyzer, State
+from checkers.metrics._analyzer import (
+    Analyzer,
+    FrequencyAnalyzer,
+    OwnPassAnalyzer,
+    ScanShareableAnalyzer,
+    State,
+)
 from checkers.metrics._scan import run_scan
 from checkers.metrics.runner import (
     SketchPlan,
@@ -53,6 +59,8 @@ def analyze_partitions(
         raise ValueError("storing frequency tables needs dataset=")
     runnable, problems = split_by_schema(list(dict.fromkeys(analyzers)), df.schema)
     result = PartitionedAnalysis({p: {} for p in partitions}, problems)
+    for own in (a for a in runnable if isinstance(a, OwnPassAnalyzer)):
+        result.errors[own] = f"{own!r} is computed by run_analysis, not per partition"
     columnar = _reads_columnar_files(df)
     scan = [a for a in runnable if isinstance(a, ScanShareableAnalyzer)]
     for group in _scan_passes(scan, sketch_plan, columnar):

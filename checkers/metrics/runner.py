@@ -14,7 +14,13 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from checkers.metrics import _grouping
-from checkers.metrics._analyzer import Analyzer, FrequencyAnalyzer, ScanShareableAnalyzer, State
+from checkers.metrics._analyzer import (
+    Analyzer,
+    FrequencyAnalyzer,
+    OwnPassAnalyzer,
+    ScanShareableAnalyzer,
+    State,
+)
 from checkers.metrics._metric import Metric
 from checkers.metrics._scan import describe_failure, run_scan
 from checkers.metrics.frequencies import FrequencyState, read_parquet
@@ -154,10 +160,29 @@ def run_analysis(
         states.update(found_states)
         actions += found_actions
 
+    for own in (a for a in runnable if isinstance(a, OwnPassAnalyzer)):
+        metrics[own], own_state, used = _run_own_pass(df, own, previous.get(own))
+        actions += used
+        if own_state is not None:
+            states[own] = own_state
+
     if state_store is not None and states:
         assert dataset is not None and partition is not None
         state_store.save(dataset, partition, states)
     return AnalysisResult({a: metrics[a] for a in unique}, states, actions)
+
+
+def _run_own_pass(
+    df: DataFrame, analyzer: OwnPassAnalyzer, earlier: State | None
+) -> tuple[Metric, State | None, int]:
+    """The analyzer's metric (of its state merged with `earlier`), its state, and Spark actions;
+    a failure becomes an error metric (counted as one action)."""
+    try:
+        state, actions = analyzer.compute_state(df, earlier)
+    except Exception as exc:
+        return Metric(analyzer, error=f"{analyzer!r}: {describe_failure(exc)}"), None, 1
+    merged = state.merge(earlier) if earlier is not None else state
+    return analyzer.metric_from_state(merged), state, actions
 
 
 def _run_grouping(
