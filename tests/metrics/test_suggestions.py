@@ -86,6 +86,14 @@ def test_rules_on_hand_made_data(table):
     assert len(compiled.constraints) == len(result.suggestions)
 
 
+def test_length_rules_read_the_non_null_values(spark):
+    data = spark.createDataFrame([("ab",), ("abcd",), (None,)], "s string")
+    result = suggest(data, rules=EXTENDED_RULES)  # Deequ reads NULL as "": `>= 0`
+    [shortest] = by_rule(result, "HasMinLength", "s")
+    assert shortest.code == ".has_min_length('s', lambda v: v >= 2.0)"
+    assert {st for _, st in evaluate(result.suggestions, data)} == {ConstraintStatus.SUCCESS}
+
+
 def test_wilson_lower_bound():
     assert wilson_lower(0.8, 100) == 0.71
     assert wilson_lower(1.0, 10) == 0.72
