@@ -1,6 +1,7 @@
 """Column profiles in a fixed number of Spark passes, whatever the number of columns: one engine
 run for completeness, approximate distinct counts, types, lengths and numeric statistics of all
-columns; one grouping query for the value histograms of all low-cardinality columns."""
+columns (Deequ's `NumericColumnProfile` statistics); one grouping query for the value histograms
+of all low-cardinality columns."""
 
 from __future__ import annotations
 
@@ -10,15 +11,18 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import BooleanType, NumericType, StringType
 
 from checkers.metrics._analyzer import Analyzer
-from checkers.metrics.counts import Completeness, Size
+from checkers.metrics.counts import Completeness, Size, ZerosCount
 from checkers.metrics.datatype import DataType
 from checkers.metrics.extremes import Maximum, MaxLength, Minimum, MinLength
+from checkers.metrics.higher_moments import Kurtosis, Skewness
 from checkers.metrics.histogram import Histogram
-from checkers.metrics.moments import Mean, StandardDeviation
+from checkers.metrics.moments import Mean, StandardDeviation, Sum, Variance
 from checkers.metrics.runner import run_analysis
-from checkers.metrics.sketches import ApproxCountDistinct, ApproxQuantiles
+from checkers.metrics.sketches import ApproxCountDistinct, ApproxQuantiles, InterquartileRange
 
 QUANTILES = (0.25, 0.5, 0.75)
+#: Deequ's `approxPercentiles`: the 1st to the 99th percentile, from the same sketch as QUANTILES.
+PERCENTILES = tuple(i / 100 for i in range(1, 100))
 
 
 @dataclass(frozen=True)
@@ -31,8 +35,15 @@ class ColumnProfile:
     minimum: float | None = None
     maximum: float | None = None
     mean: float | None = None
-    stddev: float | None = None
+    stddev: float | None = None  # population, as Deequ's stdDev
     quantiles: dict[str, float] | None = None
+    sum: float | None = None
+    variance: float | None = None  # population, as Deequ's variance
+    skewness: float | None = None
+    kurtosis: float | None = None  # excess kurtosis (0 for a normal distribution)
+    zeros_count: int | None = None
+    interquartile_range: float | None = None
+    approx_percentiles: tuple[float, ...] | None = None  # the 1st to the 99th percentile
     min_length: float | None = None
     max_length: float | None = None
     histogram: dict[str, int] | None = None  # value -> count (NULL as "NullValue")
@@ -40,6 +51,13 @@ class ColumnProfile:
     @property
     def numeric(self) -> bool:
         return self.minimum is not None or self.mean is not None
+
+    @property
+    def range(self) -> float | None:
+        """Maximum - minimum (Deequ's `Range` analyzer keeps exactly these two values)."""
+        if self.minimum is None or self.maximum is None:
+            return None
+        return self.maximum - self.minimum
 
 
 @dataclass
@@ -64,9 +82,30 @@ def _column_analyzers(name: str, dtype: object) -> dict[str, Analyzer]:
             maximum=Maximum(name),
             mean=Mean(name),
             stddev=StandardDeviation(name),
-            quantiles=ApproxQuantiles(name, QUANTILES),
+            approx_percentiles=ApproxQuantiles(name, PERCENTILES),
+            sum=Sum(name),
+            variance=Variance(name),
+            skewness=Skewness(name),
+            kurtosis=Kurtosis(name),
+            zeros_count=ZerosCount(name),
+            interquartile_range=InterquartileRange(name),
         )
     return found
+
+
+def _readable(values: dict[str, object]) -> dict[str, object]:
+    """Metric values as profile fields: the inferred type's name, counts as ints, and the
+    quartiles and percentiles read from the one percentile metric."""
+    typed = values.get("inferred_type")
+    if isinstance(typed, dict):
+        values["inferred_type"] = typed["inferred_type"]
+    if isinstance(values.get("zeros_count"), float):
+        values["zeros_count"] = int(values["zeros_count"])  # type: ignore[call-overload]
+    percentiles = values.get("approx_percentiles")
+    if isinstance(percentiles, dict):
+        values["quantiles"] = {str(q): percentiles[str(q)] for q in QUANTILES}
+        values["approx_percentiles"] = tuple(percentiles[str(q)] for q in PERCENTILES)
+    return values
 
 
 def profile(
@@ -80,12 +119,9 @@ def profile(
     records = int(size.value) if size.ok else 0  # type: ignore[arg-type]
     values: dict[str, dict[str, object]] = {}
     for name, (_, found) in plans.items():
-        values[name] = {
-            key: first.metrics[a].value for key, a in found.items() if first.metrics[a].ok
-        }
-        typed = values[name].get("inferred_type")
-        if isinstance(typed, dict):
-            values[name]["inferred_type"] = typed["inferred_type"]
+        values[name] = _readable(
+            {key: first.metrics[a].value for key, a in found.items() if first.metrics[a].ok}
+        )
     low_cardinality = [
         name
         for name, v in values.items()

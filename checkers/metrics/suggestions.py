@@ -4,8 +4,10 @@ as ready-to-paste Python for our `Check` API; optionally evaluated on a held-out
 Differences from Deequ, on purpose: completeness and category-coverage bounds use the Wilson
 score interval (Deequ's default Wald interval misbehaves near 0 and 1); `NonNegativeNumbers`
 suggests `is_non_negative` and means it (Deequ's code string says so while its constraint counts
-NULL as a violation); `HasMin`/`HasMax` suggest bounds (>= / <=) instead of exact equality, and
-there is no `HasMean` (Deequ's used the maximum)."""
+NULL as a violation); `HasMin`/`HasMax` suggest bounds (>= / <=) instead of exact equality; there
+is no `HasMean` (Deequ's used the maximum) nor `HasStandardDeviation` (an exact float, true on the
+profiled rows only); `HasMinLength` reads the length of non-NULL values, as the constraint it
+suggests does (Deequ's profile reads NULL as "", so it suggests `>= 0`)."""
 
 from __future__ import annotations
 

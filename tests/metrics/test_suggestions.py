@@ -32,6 +32,8 @@ def test_profiling_10_or_100_columns_runs_the_same_jobs(spark):
     table.unpersist()
     assert ten_jobs == hundred_jobs and len(hundred.columns) == 100
     assert hundred.columns["c000"].histogram is not None  # low-cardinality: second pass ran
+    numbers = hundred.columns["c001"]  # Deequ's numeric statistics joined the first pass
+    assert numbers.variance and numbers.kurtosis and numbers.interquartile_range
     assert hundred.columns["c003"].inferred_type == "Integral"
 
 
@@ -82,6 +84,14 @@ def test_rules_on_hand_made_data(table):
         },
     )
     assert len(compiled.constraints) == len(result.suggestions)
+
+
+def test_length_rules_read_the_non_null_values(spark):
+    data = spark.createDataFrame([("ab",), ("abcd",), (None,)], "s string")
+    result = suggest(data, rules=EXTENDED_RULES)  # Deequ reads NULL as "": `>= 0`
+    [shortest] = by_rule(result, "HasMinLength", "s")
+    assert shortest.code == ".has_min_length('s', lambda v: v >= 2.0)"
+    assert {st for _, st in evaluate(result.suggestions, data)} == {ConstraintStatus.SUCCESS}
 
 
 def test_wilson_lower_bound():
