@@ -1,4 +1,5 @@
-"""Timing and job counting for the benchmarks (classic Spark: jobs come from the status tracker)."""
+"""The benchmarks' Spark session, timing and job counting (classic Spark: jobs come from the status
+tracker)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,21 @@ from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
 
+from checkers.spark import spark_session
+
 _groups = itertools.count()
+
+
+def benchmark_session() -> SparkSession:
+    """local[2] with an 8 GiB driver and 8 shuffle partitions, as every TPC-H table was measured."""
+    return spark_session(
+        app_name="dq-benchmarks",
+        config={
+            "spark.driver.memory": "8g",
+            "spark.sql.shuffle.partitions": "8",
+            "spark.ui.showConsoleProgress": "false",
+        },
+    )
 
 
 @dataclass

@@ -19,8 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks import basic_suite, data, differential, grouping
-from checkers.spark import spark_session
+from benchmarks import basic_suite, data, differential, grouping, key_set
+from benchmarks._harness import benchmark_session
 
 README = Path(__file__).parent / "README.md"
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
@@ -34,8 +34,8 @@ def main() -> None:
     parser.add_argument(
         "--only",
         nargs="*",
-        default=["basic", "grouping", "differential", "memory"],
-        help="any of: basic grouping differential memory faults incremental",
+        default=["basic", "key_set", "grouping", "differential", "memory"],
+        help="any of: basic key_set grouping differential memory faults incremental",
     )
     parser.add_argument("--no-readme", action="store_true", help="print only")
     args = parser.parse_args()
@@ -43,14 +43,7 @@ def main() -> None:
 
     tpch = set(args.only) - {"faults", "incremental"}
     if tpch:
-        spark = spark_session(
-            app_name="dq-benchmarks",
-            config={
-                "spark.driver.memory": "8g",
-                "spark.sql.shuffle.partitions": "8",
-                "spark.ui.showConsoleProgress": "false",
-            },
-        )
+        spark = benchmark_session()
         files = data.lineitem_files(scale)
     sections, records = [], {}
     started = time.time()
@@ -58,6 +51,11 @@ def main() -> None:
         sources = {fmt: data.read_lineitem(spark, fmt, path) for fmt, path in files.items()}
         text, records["basic"] = basic_suite.run(spark, sources, runs)
         sections.append(("BASIC suite", text))
+        print(text, flush=True)
+    if "key_set" in args.only:
+        sources = {fmt: data.read_lineitem(spark, fmt, path) for fmt, path in files.items()}
+        text, records["key_set"] = key_set.run(spark, sources, runs)
+        sections.append(("One multi-column key set", text))
         print(text, flush=True)
     if "grouping" in args.only:
         wide = data.wide_table(spark, wide_rows)

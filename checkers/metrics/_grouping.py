@@ -6,7 +6,9 @@ The unified frequency table has one row per (grouping set, key): `__dq_set`, the
 in it. Single-column sets of one type are stacked: every row becomes one (set, value) pair per set
 and one narrow group-by counts them all, sharing one value column. Multi-column sets share one
 GROUPING SETS query, a `where` becoming a boolean key column of its set. Stacking measured several
-times faster than GROUPING SETS on wide tables, whose rows carry every grouped column.
+times faster than GROUPING SETS on wide tables, whose rows carry every grouped column. A lone set
+(one stacked column, or the only multi-column set) is a plain group-by: GROUPING SETS would add
+an Expand and a grouping-id key to every hashed row for nothing.
 
 On columnar files a stack holds at most `COLUMNAR_STACK` columns, its parts unioned in the same
 query: each part reads only its own columns, and its smaller hash tables measured faster than one
@@ -98,7 +100,9 @@ def frequency_table(
         for group in stacks.values()
         for start in range(0, len(group), size)
     ]
-    if multi:
+    if len(multi) == 1:
+        parts.append(_group_by_table(df, multi[0], layout[multi[0].set_id]))
+    elif multi:
         parts.append(_grouping_sets_table(df, multi, layout))
     return union_all(parts)
 
@@ -112,18 +116,8 @@ def union_all(parts: Sequence[DataFrame]) -> DataFrame:
 
 def _stacked_table(df: DataFrame, sets: Sequence[GroupingSet], layout: Layout) -> DataFrame:
     (value,) = layout[sets[0].set_id]
-    if len(sets) == 1:  # nothing to stack: a plain group-by
-        (only,) = sets
-        rows = df if only.where is None else df.where(F.expr(only.where))
-        counted = rows.groupBy(only.source(only.columns[0]).alias(value)).agg(
-            F.count(F.lit(1)).alias(COUNT)
-        )
-        return counted.select(
-            F.lit(only.set_id).alias(SET_ID),
-            F.col(value),
-            F.col(COUNT),
-            F.col(value).isNotNull().alias(KEYED),
-        )
+    if len(sets) == 1:  # nothing to stack
+        return _group_by_table(df, sets[0], (value,))
     pairs = []
     for s in sets:
         pair = F.struct(F.lit(s.set_id).alias("s"), s.source(s.columns[0]).alias("v"))
@@ -136,6 +130,21 @@ def _stacked_table(df: DataFrame, sets: Sequence[GroupingSet], layout: Layout) -
         .groupBy(F.col("s").alias(SET_ID), F.col("v").alias(value))
         .agg(F.count(F.lit(1)).alias(COUNT))
         .withColumn(KEYED, F.col(value).isNotNull())
+    )
+
+
+def _group_by_table(df: DataFrame, only: GroupingSet, names: Sequence[str]) -> DataFrame:
+    """One set's table by a plain group-by; NULL keys form groups of their own, as in GROUPING
+    SETS, and the set's `where` filters the rows first."""
+    rows = df if only.where is None else df.where(F.expr(only.where))
+    counted = rows.groupBy(
+        *[only.source(c).alias(n) for c, n in zip(only.columns, names, strict=True)]
+    ).agg(F.count(F.lit(1)).alias(COUNT))
+    return counted.select(
+        F.lit(only.set_id).alias(SET_ID),
+        *[F.col(n) for n in names],
+        F.col(COUNT),
+        _any_not_null(names).alias(KEYED),
     )
 
 
