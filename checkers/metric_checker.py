@@ -12,6 +12,7 @@ from checkers._checker import Checker, CheckerPlan, CheckerResult
 from checkers.metrics import Analyzer, Metric, Size
 from checkers.metrics.check import Check, CheckLevel
 from checkers.metrics.constraints import ConstraintStatus, MetricConstraint
+from checkers.metrics.partitioned import has_partition_states
 from checkers.metrics.verification import (
     MetricHistory,
     VerificationResult,
@@ -67,7 +68,13 @@ class MetricChecker(Checker):
         self.history = history
 
     def incremental_problem(self, partition_columns: Sequence[str]) -> str | None:
-        return None  # every analyzer's state is a monoid: partitions merge
+        whole = [c.analyzer for c in self.constraints if not has_partition_states(c.analyzer)]
+        if whole:
+            return (
+                f"{whole[0]!r} reads the dataset as a whole and keeps no state per partition: "
+                "drop incremental, or check it in a check of its own"
+            )
+        return None  # every other analyzer's state is a monoid: partitions merge
 
     def plan(self, excused: Sequence[KnownBroken] = ()) -> CheckerPlan:
         if excused:

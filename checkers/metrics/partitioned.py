@@ -32,6 +32,12 @@ from checkers.metrics.standalone import QueryAnalyzer, SchemaAnalyzer
 from checkers.metrics.state_stores import StateStore
 
 
+def has_partition_states(analyzer: Analyzer) -> bool:
+    """Whether `analyzer` keeps a state per partition that merges into the whole's: not a query
+    (`CustomSql`) nor a model scored on the data as a whole (`Predictability`)."""
+    return not isinstance(analyzer, (OwnPassAnalyzer, QueryAnalyzer))
+
+
 @dataclass
 class PartitionedAnalysis:
     """Each partition's states (every requested partition present, zero states when it has no

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from checkers import KnownBroken, MetricChecker, MetricConstraint
-from checkers.metrics import Completeness, Maximum, Size, Uniqueness
+from checkers.metrics import Check, CheckLevel, Completeness, Maximum, Size, Uniqueness
 
 SCHEMA = "id int, name string"
 
@@ -60,3 +60,23 @@ def test_configuration_errors(people):
     assert (
         result.error == "configuration error: KnownBroken keys do not apply to metric constraints"
     )
+
+
+def test_a_predictability_constraint_is_an_element_like_the_others(make_df):
+    """The label is the first word of `text`, the other input is noise: `text` predicts it
+    perfectly and `noise` at chance level, each a constraint of one checker."""
+    rows = [(f"w{i % 4} x{i % 7}", f"n{i % 3}", f"c{i % 4}") for i in range(400)]
+    data = make_df(rows, "text string, noise string, label string")
+    checker = MetricChecker(
+        data,
+        [
+            Check(CheckLevel.ERROR, "labels")
+            .has_predictability("label", ["text"], lambda f1: f1 == 1.0, "text gives the label")
+            .has_predictability("label", ["noise"], lambda f1: f1 > 0.9, "noise does not")
+        ],
+    )
+    result = checker.run()
+    assert (result.failing, result.total, result.error) == (1, 2, None)
+    (failed,) = result.sample()
+    assert failed["metric"] == "Predictability" and failed["instance"] == "label,noise"
+    assert failed["value"] < 0.5

@@ -11,10 +11,12 @@ import pytest
 import sqlalchemy as sa
 
 from checkers import (
+    MetricChecker,
     OffsetPredicateSingleDatasetChecker,
     PredicateDoubleDatasetsChecker,
     PredicateSingleDatasetChecker,
 )
+from checkers.metrics import Check, CheckLevel
 from checkers.outcome import Status
 from checkers.parsers import HivePartitions, ParquetParser
 from checkers.storage import migrate, partition_states
@@ -112,14 +114,30 @@ def test_checkers_that_cannot_merge_over_partitions_are_a_configuration_error(
         def checker(self, flights):
             return PredicateSingleDatasetChecker(flights.select("dep_delay"), "dep_delay < 1")
 
+    class Modelled(QualityCheck, register=False):
+        incremental = Incremental()
+        parser = source
+
+        def checker(self, flights):  # a model is scored on the whole dataset, not per day
+            return MetricChecker(
+                flights,
+                [
+                    Check(CheckLevel.ERROR, "m")
+                    .is_complete("carrier")
+                    .has_predictability("carrier", ["tailnum"], lambda f1: f1 > 0.5)
+                ],
+            )
+
     store = _store(f"sqlite:///{tmp_path / 'dq.db'}", tmp_path)
     outcomes = evaluate_checks(
-        [Unaligned, Joined, Narrowed], spark=spark, now=NOW, partitions=store
+        [Unaligned, Joined, Narrowed, Modelled], spark=spark, now=NOW, partitions=store
     )
-    assert [o.status for o in outcomes] == [Status.ERROR] * 3
+    assert [o.status for o in outcomes] == [Status.ERROR] * 4
     assert "partition_by to include the partition columns ['day']" in outcomes[0].error
     assert "joins two datasets" in outcomes[1].error
     assert "__dq_partition" in outcomes[2].error
+    assert "Predictability(column='carrier'" in outcomes[3].error
+    assert "keeps no state per partition" in outcomes[3].error
     assert all(o.error.startswith("configuration error: ") for o in outcomes)
     assert store.known("unaligned") == {}  # nothing stored for a check that cannot run
 
