@@ -17,6 +17,7 @@ from examples.nycflights import write_table
 
 ANALYZERS = {
     "carrier from tailnum": Predictability("carrier", ["tailnum"]),
+    "carrier from tailnum (weighted)": Predictability("carrier", ["tailnum"], average="weighted"),
     "dest from origin, flight": Predictability("dest", ["origin", "flight"]),
     "dest from origin, flight (weighted)": Predictability(
         "dest", ["origin", "flight"], average="weighted"
