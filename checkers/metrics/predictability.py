@@ -180,40 +180,16 @@ class Predictability(OwnPassAnalyzer):
         return PredictabilityState(model, self._evaluate(rows, scoring_model)), 2
 
     def _evaluate(self, rows: DataFrame, model: NaiveBayesCounts) -> ConfusionCounts:
-        """argmax_k [log prior_k + sum_i n_i log theta_ki] per held-out row, with the model as a
-        small broadcast table (class, feature, value): each row's tokens join the classes they
-        were seen with; two markers per row bring every class's prior and unseen-feature term."""
-        entries = []
-        for label, (prior, unseen, extra) in model.log_parameters(
-            self.num_features, self.smoothing
-        ).items():
-            entries.append((label, _PRIOR, prior))
-            entries.append((label, _UNSEEN, unseen))
-            entries.extend((label, i, value) for i, value in extra.items())
-        spark = rows.sparkSession
-        table = spark.createDataFrame(entries, "class string, feature int, value double")
-
-        def entry(feature: Column, weight: Column) -> Column:
-            return F.struct(feature.alias("feature"), weight.cast("double").alias("weight"))
-
-        per_row = F.concat(
-            F.transform("features", lambda i: entry(i, F.lit(1))),
-            F.array(entry(F.lit(_PRIOR), F.lit(1)), entry(F.lit(_UNSEEN), F.size("features"))),
-        )
-        scored = (
-            rows.where(F.col("held_out"))
-            .select("label", "features", F.monotonically_increasing_id().alias("row"))
-            .select("row", "label", F.inline(per_row))  # the id is set before rows multiply
-            .join(F.broadcast(table), "feature")
-            .groupBy("row", "label", "class")
-            .agg(F.sum(F.col("weight") * F.col("value")).alias("score"))
-            .groupBy("row", "label")
-            .agg(F.max(F.struct("score", "class"))["class"].alias("predicted"))
-            .groupBy("label", "predicted")
-            .count()
-        )
+        """argmax_k [log prior_k + sum_i n_i log theta_ki] per held-out row (ties go to the
+        greatest class); the confusion counts of (actual, predicted)."""
+        parameters = model.log_parameters(self.num_features, self.smoothing)
+        seen = {i for _, _, extra in parameters.values() for i in extra}
+        if len(seen) * len(parameters) <= MODEL_ROW_CELLS:
+            scored = _scored_by_row(rows, parameters, seen)
+        else:
+            scored = _scored_by_join(rows, parameters)
         pairs: dict[str, dict[str, int]] = {}
-        for label, predicted, n in scored.collect():
+        for label, predicted, n in scored.groupBy("label", "predicted").count().collect():
             pairs.setdefault(label, {})[predicted] = n
         return ConfusionCounts(pairs)
 
@@ -231,6 +207,88 @@ class Predictability(OwnPassAnalyzer):
         if not state.evaluation.pairs:
             raise EmptyStateError(f"Empty state for {self!r}: no held-out rows to score")
         return state.evaluation.score(self.metric, self.average)
+
+
+#: Above this many (seen feature, class) cells the model is scored by a join, not as one row.
+MODEL_ROW_CELLS = 2_000_000
+
+Parameters = dict[str, tuple[float, float, dict[int, float]]]
+
+
+def _scored_by_row(rows: DataFrame, parameters: Parameters, seen: set[int]) -> DataFrame:
+    """(label, predicted) per held-out row, the model being one broadcast row: each seen
+    feature's per-class log-ratios as an array, summed over the row's tokens with one map
+    lookup per token; no row is multiplied."""
+    classes = sorted(parameters)
+    extras = {i: [parameters[k][2].get(i, 0.0) for k in classes] for i in sorted(seen)}
+    model = rows.sparkSession.createDataFrame(
+        [
+            (
+                classes,
+                [parameters[k][0] for k in classes],
+                [parameters[k][1] for k in classes],
+                extras,
+            )
+        ],
+        "classes array<string>, prior array<double>, unseen array<double>, "
+        "extras map<int, array<double>>",
+    )
+    zeros = F.array_repeat(F.lit(0.0), len(classes))
+
+    def plus(first: Column, second: Column) -> Column:
+        return F.zip_with(first, second, lambda a, b: a + b)
+
+    tokens = F.aggregate(
+        "features",
+        zeros,
+        lambda total, i: plus(total, F.coalesce(F.try_element_at("extras", i), zeros)),
+    )
+    size = F.size("features").cast("double")
+    base = F.zip_with("prior", "unseen", lambda prior, unseen: prior + unseen * size)
+    best = F.array_max(
+        F.zip_with(
+            plus(base, tokens),
+            "classes",
+            lambda score, label: F.struct(score.alias("score"), label.alias("class")),
+        )
+    )
+    return (
+        rows.where(F.col("held_out"))
+        .select("label", "features")
+        .crossJoin(F.broadcast(model))
+        .select("label", best["class"].alias("predicted"))
+    )
+
+
+def _scored_by_join(rows: DataFrame, parameters: Parameters) -> DataFrame:
+    """(label, predicted) per held-out row for a model too large for one row: a small table
+    (class, feature, value) broadcast to the held-out rows' tokens; two markers per row bring
+    every class's prior and unseen-feature term."""
+    entries = []
+    for label, (prior, unseen, extra) in parameters.items():
+        entries.append((label, _PRIOR, prior))
+        entries.append((label, _UNSEEN, unseen))
+        entries.extend((label, i, value) for i, value in extra.items())
+    spark = rows.sparkSession
+    table = spark.createDataFrame(entries, "class string, feature int, value double")
+
+    def entry(feature: Column, weight: Column) -> Column:
+        return F.struct(feature.alias("feature"), weight.cast("double").alias("weight"))
+
+    per_row = F.concat(
+        F.transform("features", lambda i: entry(i, F.lit(1))),
+        F.array(entry(F.lit(_PRIOR), F.lit(1)), entry(F.lit(_UNSEEN), F.size("features"))),
+    )
+    return (
+        rows.where(F.col("held_out"))
+        .select("label", "features", F.monotonically_increasing_id().alias("row"))
+        .select("row", "label", F.inline(per_row))  # the id is set before rows multiply
+        .join(F.broadcast(table), "feature")
+        .groupBy("row", "label", "class")
+        .agg(F.sum(F.col("weight") * F.col("value")).alias("score"))
+        .groupBy("row", "label")
+        .agg(F.max(F.struct("score", "class"))["class"].alias("predicted"))
+    )
 
 
 __all__ = ["Predictability", "PredictabilityState", "hashed_tokens", "held_out"]

@@ -18,6 +18,7 @@ from checkers.metrics import (
     Size,
     VerificationSuite,
     metrics_for_view,
+    predictability,
     run_analysis,
 )
 from checkers.metrics._naive_bayes import ConfusionCounts, NaiveBayesCounts
@@ -140,7 +141,13 @@ def naive_bayes_by_hand(rows, num_features: int, smoothing: float) -> dict[str, 
     return confusion
 
 
-def test_spark_scoring_matches_a_plain_python_naive_bayes(spark) -> None:
+@pytest.mark.parametrize("model_row_cells", [2_000_000, 0], ids=["one model row", "join"])
+def test_spark_scoring_matches_a_plain_python_naive_bayes(
+    spark, monkeypatch, model_row_cells
+) -> None:
+    """Both ways of scoring (the model as one broadcast row; a table joined to every token when
+    the model is large) predict what a plain Python naive Bayes predicts, ties included."""
+    monkeypatch.setattr(predictability, "MODEL_ROW_CELLS", model_row_cells)
     rnd = random.Random(3)
     words = ["red", "green", "blue", "dark", "light"]
     rows = []
