@@ -86,6 +86,15 @@ class _Shape(_SingleNumericColumn):
         m4 = (_finite(values[4]) + 3.0) * m2 * m2 / n if m2 > 0 else 0.0
         return HigherMomentsState(n, _as_float(values[1]), m2, m3, m4)
 
+    def compute_value(self, state: HigherMomentsState) -> float:  # type: ignore[override]
+        """No values is an empty state; equal values have no shape: 0, as in Deequ."""
+        if state.n == 0:
+            raise _empty(self)
+        return 0.0 if state.m2 <= 0 else self._shape(state)
+
+    def _shape(self, state: HigherMomentsState) -> float:
+        raise NotImplementedError
+
     def zero_state(self) -> HigherMomentsState:
         return HigherMomentsState.zero()
 
@@ -101,11 +110,7 @@ class Skewness(_Shape):
     column: str
     where: str | None = None  # type: ignore[assignment]
 
-    def compute_value(self, state: HigherMomentsState) -> float:  # type: ignore[override]
-        if state.n == 0:
-            raise _empty(self)
-        if state.m2 <= 0:
-            return 0.0
+    def _shape(self, state: HigherMomentsState) -> float:
         return math.sqrt(state.n) * state.m3 / state.m2**1.5
 
 
@@ -117,9 +122,5 @@ class Kurtosis(_Shape):
     column: str
     where: str | None = None  # type: ignore[assignment]
 
-    def compute_value(self, state: HigherMomentsState) -> float:  # type: ignore[override]
-        if state.n == 0:
-            raise _empty(self)
-        if state.m2 <= 0:
-            return 0.0
+    def _shape(self, state: HigherMomentsState) -> float:
         return state.n * state.m4 / (state.m2 * state.m2) - 3.0
