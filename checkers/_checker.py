@@ -4,6 +4,7 @@ over the same DataFrame in one engine run."""
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +42,10 @@ class CheckerResult:
     #: How many distinct keys `failing_keys` are drawn from, and whether the count is exact (a
     #: sketch estimates it beyond a few thousand); None when the checker has no key.
     keys_distinct: tuple[int, bool] | None = None
+    #: The engine pass this result came from (results of one `run_checkers` call with the same
+    #: number shared it) and how long that pass took; None when no pass ran for it.
+    engine_pass: int | None = None
+    pass_s: float = 0.0
     fetch_sample: Callable[[int], list[SampleRow]] | None = field(default=None, repr=False)
     fetch_keys: Callable[[int], list[object]] | None = field(default=None, repr=False)
     _sample: list[SampleRow] | None = field(default=None, repr=False)
@@ -176,34 +181,66 @@ def plan_or_error(checker: Checker, tolerance: Tolerance | None) -> CheckerPlan 
         return CheckerResult.failed_to_run(describe_failure(exc))
 
 
+def same_data(a: DataFrame, b: DataFrame) -> bool:
+    """Whether two DataFrames are the same data read the same way: the same object, or plans Spark
+    finds semantically equal (the same source with the same transformation, e.g. two checks
+    applying one filter). Spark's own answer, on classic Spark and Spark Connect alike."""
+    if a is b:
+        return True
+    try:
+        return a.semanticHash() == b.semanticHash() and a.sameSemantics(b)
+    except Exception:  # a plan Spark cannot analyze shares nothing; its own run reports why
+        return False
+
+
+def pass_groups(frames: Sequence[DataFrame | None]) -> list[list[int]]:
+    """Indexes of `frames` that share one engine pass, in order of first appearance: the pass key
+    is the data itself (`same_data`), not the DataFrame object a checker happens to hold."""
+    groups: list[tuple[DataFrame, list[int]]] = []
+    for index, frame in enumerate(frames):
+        if frame is None:
+            continue
+        for first, members in groups:
+            if same_data(first, frame):
+                members.append(index)
+                break
+        else:
+            groups.append((frame, [index]))
+    return [members for _, members in groups]
+
+
 def run_checkers(
     checkers: Sequence[tuple[Checker, Tolerance | None]] | Sequence[Checker],
 ) -> list[CheckerResult]:
-    """Run many checkers; those planned over the same DataFrame share one engine run, so k row
-    predicates over one dataset cost one aggregation pass."""
+    """Run many checkers; those planned over the same data share one engine run, so k row
+    predicates over one dataset cost one aggregation pass. Each result names its pass
+    (`engine_pass`) and that pass's time (`pass_s`)."""
     pairs = [c if isinstance(c, tuple) else (c, None) for c in checkers]
     planned = [plan_or_error(checker, tolerance) for checker, tolerance in pairs]
-    by_frame: dict[int, list[int]] = {}
-    for index, plan in enumerate(planned):
-        if isinstance(plan, CheckerPlan):
-            by_frame.setdefault(id(plan.frame), []).append(index)
     results: list[CheckerResult | None] = [
         p if isinstance(p, CheckerResult) else None for p in planned
     ]
-    for indexes in by_frame.values():
-        plans = [planned[i] for i in indexes]
-        frame = plans[0].frame  # type: ignore[union-attr]
-        analyzers = [a for p in plans for a in p.analyzers]  # type: ignore[union-attr]
+    plans = [p if isinstance(p, CheckerPlan) else None for p in planned]
+    groups = pass_groups([p.frame if p is not None else None for p in plans])
+    for number, indexes in enumerate(groups):
+        members = [p for i in indexes if (p := plans[i]) is not None]
+        analyzers = [a for p in members for a in p.analyzers]
+        started = time.perf_counter()
         try:
-            analysis = run_analysis(frame, analyzers)
+            analysis = run_analysis(members[0].frame, analyzers)
         except Exception as exc:
             for i in indexes:
                 results[i] = CheckerResult.failed_to_run(describe_failure(exc))
             continue
-        for n, i in enumerate(indexes):
-            result = plans[n].finish(analysis.metrics)  # type: ignore[union-attr]
+        for n, (i, plan) in enumerate(zip(indexes, members, strict=True)):
+            result = plan.finish(analysis.metrics)
             result.spark_actions = analysis.spark_actions if n == 0 else 0
+            result.engine_pass = number
             results[i] = result
+        spent = time.perf_counter() - started
+        for i in indexes:
+            if (done := results[i]) is not None:
+                done.pass_s = spent
     return [r for r in results if r is not None]
 
 

@@ -170,8 +170,8 @@ claims = sa.Table(
     sa.Column("outcome_status", sa.String(20)),
 )
 
-#: Per guarded asset, the latest verdict on it (checks/readiness.py): ready after a PASSED or
-#: TOLERATED run, not ready after a FAILED or ERROR one. Migration 6.
+#: Per guarded asset, the latest verdict on it (scheduling/tick/readiness.py): ready after a
+#: PASSED or TOLERATED run, not ready after a FAILED or ERROR one. Migration 6.
 readiness = sa.Table(
     "dq_readiness",
     metadata,

@@ -1,6 +1,7 @@
 """What a check declares about data assets: `guards`, the dataset it gates (a readiness marker is
-written after each green run: checks/readiness.py), and `after`, the upstream assets whose events
-trigger it besides its clock. Plain values, checked when the check is defined; no Spark, no I/O.
+written after each green run: scheduling/tick/readiness.py), and `after`, the upstream assets
+whose events trigger it besides its clock. Plain values, checked when the check is defined; no
+Spark, no I/O.
 
     class FlightsHaveDestinations(QualityCheck):
         parser = ParquetParser("lake/flights")
@@ -79,7 +80,7 @@ class Guarded:
         return self.asset or check
 
     def airflow_asset(self, check: str) -> dict[str, str]:
-        """The Airflow asset whose events say "passed quality" (see checks/readiness.py)."""
+        """The Airflow asset whose events say "passed quality" (scheduling/tick/readiness.py)."""
         name = self.name_for(check)
         return {"name": name, "uri": f"{READY_URI_PREFIX}{name}"}
 

@@ -16,7 +16,6 @@ from checkers.levels import AlertLevel
 from checkers.outcome import CheckOutcome, Status
 from checkers.spark import spark_session
 from checks.base import QualityCheck
-from checks.evaluation import evaluate_check
 
 Rows = Sequence[tuple[object, ...]] | Sequence[Mapping[str, object]]
 
@@ -39,6 +38,22 @@ def frame_of(spark: SparkSession, rows: Rows, schema: str | StructType | None = 
         for row in tuples
     ]
     return spark.createDataFrame(coerced, schema)
+
+
+def evaluate_check(
+    check: type[QualityCheck],
+    *,
+    spark: SparkSession | None = None,
+    now: dt.datetime | None = None,
+    data: DataFrame | Mapping[str, DataFrame] | None = None,
+) -> CheckOutcome:
+    """The check's outcome on its own sources (with `data`, on that DataFrame or those DataFrames
+    by source name instead), computed as a tick would, without recording or alerting."""
+    # The runtime (scheduling.tick) runs the check; the user API only names it (import rules:
+    # docs/architecture.md).
+    from scheduling.tick.evaluate import evaluate_check as evaluate
+
+    return evaluate(check, spark=spark, now=now, data=data)
 
 
 def run_on_rows(

@@ -231,7 +231,7 @@ def _cmd_history(args: argparse.Namespace) -> int:
 
 def _cmd_ready(args: argparse.Namespace) -> int:
     """Exit 0 when the guarded asset passed quality (for the window ending --at), else 1."""
-    from checks.readiness import is_ready
+    from scheduling.tick.readiness import is_ready
 
     at = parse_time(args.at) if args.at else None
     ready = is_ready(_settings().engine, args.asset, at=at)

@@ -68,7 +68,7 @@ def guard(
 ) -> list[DriftReport]:
     """Recompute the incremental ones of `checks` (whose recorded outcomes of this run are
     `incremental`) from scratch and compare; a check that drifted forgets its stored partitions."""
-    from checks.evaluation import evaluate_checks
+    from scheduling.tick.evaluate import evaluate_checks
 
     chosen = [c for c in checks if c.incremental is not None]
     if not chosen:

@@ -122,7 +122,7 @@ def build_manifest(
             "owner": c.owner,
             "module": c.__module__,
             "task_states": _task_states_spec(c),
-            # Airflow assets (checks/readiness.py): emitted when green / also triggering the check
+            # Airflow assets (scheduling/tick/readiness.py): emitted when green / also triggering
             "guards": None if c.guards is None else c.guards.airflow_asset(c.name),
             "after": [{"uri": a} if "://" in a else {"name": a} for a in c.after],
         }
@@ -175,7 +175,7 @@ class Entry:
     owner: str
     task_states: dict[str, object] | None = None
     problem: str | None = None
-    #: The Airflow asset a green run publishes: {"name": ..., "uri": ...} (checks/readiness.py)
+    #: The Airflow asset a green run publishes: {"name", "uri"} (scheduling/tick/readiness.py)
     guards: dict[str, str] | None = None
     #: Airflow assets whose events also run the check: {"name": ...} or {"uri": ...} each
     after: tuple[dict[str, str], ...] = ()

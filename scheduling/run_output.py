@@ -11,7 +11,8 @@ from checkers.outcome import CheckOutcome
 from scheduling.console import Style, duration, outcome_lines, seconds, tally
 from scheduling.drift import DriftReport
 from scheduling.exits import MEANINGS
-from scheduling.runner import RunReport
+from scheduling.tick.passes import EnginePass
+from scheduling.tick.report import RunReport
 
 
 @dataclass(frozen=True)
@@ -54,12 +55,28 @@ def run_lines(
         lines.append(f"{len(report.delivery.pending)} notification(s) pending for the next run")
     if report.spooled:
         lines.append(f"{len(report.spooled)} outcome(s) not recorded: spooled for the next run")
+    lines += pass_lines(report.passes)
     ran = len(report.outcomes)
     lines.append(
         f"{ran} check{'' if ran == 1 else 's'} in {duration(took)}: {tally(report.outcomes)}; "
         f"exit {code} ({MEANINGS.get(code, '?')})"
     )
     return lines
+
+
+def pass_lines(passes: Sequence[EnginePass]) -> list[str]:
+    """The engine passes worth a line: those two or more checks shared, and those kept apart from
+    other checks of the same source (with why)."""
+    return [f"engine pass: {p.describe()}" for p in passes if len(p.checks) > 1 or p.alone]
+
+
+def _pass_entry(engine_pass: EnginePass) -> dict[str, object]:
+    return {
+        "checks": list(engine_pass.checks),
+        "sources": list(engine_pass.sources),
+        "seconds": round(engine_pass.seconds, 3),
+        "apart_because": engine_pass.alone,
+    }
 
 
 def _outcome_entry(outcome: CheckOutcome, report: RunReport) -> dict[str, object]:
@@ -104,4 +121,8 @@ def run_document(
         "spooled": [o.check for o in report.spooled],
         "database_error": report.database_error,
         "drift": [{"check": r.check, "differences": list(r.differences)} for r in found.reports],
+        "passes": [_pass_entry(p) for p in report.passes],
+        # seconds per stage of the tick, in order (scheduling/tick/pipeline.py STAGES)
+        "timings": {stage: round(spent, 4) for stage, spent in report.timings.items()},
+        "duration_s": round(report.duration_s, 4),
     }

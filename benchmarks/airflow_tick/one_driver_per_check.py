@@ -42,10 +42,13 @@ def _is_due(clock: dict | None) -> bool:
 
 
 def _run(check: str) -> dict[str, object]:
-    from scheduling.runner import run_named
+    from scheduling.claims import Claim, WindowHeld
+    from scheduling.runner import run_window
 
     start, end = _window()
-    outcome = run_named([check], start=start, end=end)[0]
+    outcome = run_window([check], start=start, end=end).results[check]
+    if isinstance(outcome, Claim):
+        raise WindowHeld(outcome.describe())
     print(outcome.summary())
     return {
         "status": outcome.status.value,

@@ -14,7 +14,7 @@ from checkers import KnownBroken, PredicateSingleDatasetChecker, Status, run_che
 from checkers.outcome import CheckOutcome
 from checkers.parsers import CallableParser
 from checks import QualityCheck
-from checks.evaluation import evaluate_check
+from scheduling.tick.evaluate import evaluate_check
 from tests.metrics.jobs import count_jobs
 
 NOW = dt.datetime(2013, 12, 31, 7, tzinfo=dt.UTC)
@@ -115,9 +115,9 @@ def test_incremental_counts_merge_over_partitions_like_a_full_read(spark, tmp_pa
 
     from checkers.parsers import HivePartitions, ParquetParser
     from checkers.storage import migrate
-    from checks.evaluation import evaluate_checks
     from checks.incremental import Incremental
     from checks.partition_store import PartitionStore
+    from scheduling.tick.evaluate import evaluate_checks
 
     engine = sa.create_engine(f"sqlite:///{tmp_path / 'dq.db'}")
     migrate(engine)

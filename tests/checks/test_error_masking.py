@@ -8,7 +8,7 @@ import datetime as dt
 from checkers import PredicateSingleDatasetChecker, Status
 from checkers.parsers import CallableParser
 from checks import QualityCheck
-from checks.evaluation import evaluate_checks
+from scheduling.tick.evaluate import evaluate_checks
 
 NOW = dt.datetime(2026, 11, 22, 12, 0, tzinfo=dt.UTC)
 PII = "alice.pii@example.com"

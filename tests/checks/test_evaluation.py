@@ -17,7 +17,7 @@ from checkers import (
 )
 from checkers.parsers import CallableParser, CsvParser
 from checks import QualityCheck
-from checks.evaluation import EMPTY_DATASET, evaluate_check, evaluate_checks
+from scheduling.tick.evaluate import EMPTY_DATASET, evaluate_check, evaluate_checks
 from tests.metrics.jobs import count_jobs
 
 NOW = dt.datetime(2026, 11, 22, 12, 0, tzinfo=dt.UTC)

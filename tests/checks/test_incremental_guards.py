@@ -22,11 +22,11 @@ from checkers.parsers import HivePartitions, ParquetParser
 from checkers.storage import migrate, partition_states
 from checks import QualityCheck
 from checks.definition import CheckDefinitionError
-from checks.evaluation import evaluate_checks
 from checks.incremental import Incremental
 from checks.partition_store import PartitionStore
 from scheduling.cli import EXIT_DRIFT, EXIT_FAILED, main
 from scheduling.drift import differences
+from scheduling.tick.evaluate import evaluate_checks
 from tests.checks.test_incremental import DAYS, NOW, flights_by_day, write_day  # noqa: F401
 from tests.scheduling.databases import KINDS, fresh_database
 

@@ -17,8 +17,8 @@ import pytest
 from checkers import PredicateSingleDatasetChecker, Status
 from checkers.parsers import CallableParser
 from checks import QualityCheck
-from checks.evaluation import evaluate_checks
-from checks.loading import load_sources
+from scheduling.tick.evaluate import evaluate_checks
+from scheduling.tick.sources import load_sources
 
 NOW = dt.datetime(2026, 11, 22, 12, 0, tzinfo=dt.UTC)
 BOUND_S = 20.0  # generous: the deadlines below are 0.5 to 1.5 s
@@ -143,7 +143,7 @@ def test_a_hung_source_does_not_hold_the_process_at_exit():
         """
         import threading
         from checkers.parsers import CallableParser
-        from checks.loading import load_sources
+        from scheduling.tick.sources import load_sources
 
         stuck = CallableParser(lambda spark: threading.Event().wait(), name="stuck", deadline_s=0.5)
         print(load_sources([stuck], None, deadline_s=60)[stuck].error, flush=True)

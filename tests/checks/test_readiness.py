@@ -16,12 +16,12 @@ from checkers import LessThan, PredicateSingleDatasetChecker, Status
 from checkers.parsers import CallableParser, CsvParser, ParquetParser, TableParser
 from checkers.storage import MIGRATIONS, migrate, project_database, readiness, runs
 from checks import Guarded, QualityCheck
-from checks.markers import marker_path, read_marker
-from checks.readiness import is_ready
 from checks.registry import discover_all
 from scheduling.manifest import build_manifest
 from scheduling.runner import RunReport, run_checks
 from scheduling.settings import Settings
+from scheduling.tick.markers import marker_path, read_marker
+from scheduling.tick.readiness import is_ready
 from scheduling.windows import Window
 from tests.checks.test_registry import HEADER, _check, package  # noqa: F401 (fixture)
 from tests.scheduling.databases import KINDS, fresh_database

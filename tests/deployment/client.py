@@ -19,8 +19,8 @@ RESULT_MARK = "DQ-CLIENT-RESULT "
 def evaluate(target: str) -> dict[str, object]:
     from checkers.shipping import checks_packages
     from checkers.spark import spark_session
-    from checks.evaluation import evaluate_checks
     from checks.registry import discover_all
+    from scheduling.tick.evaluate import evaluate_checks
 
     started = time.perf_counter()
     if target.startswith("sc://"):

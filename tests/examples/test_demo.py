@@ -6,10 +6,10 @@ import datetime as dt
 import json
 
 from checkers import AlertLevel, Status
-from checks.evaluation import evaluate_checks
 from checks.examples import FlightDelaysMatchTimes, FlightsMetricSuite
 from examples.demo import LAKE_GAP, run_demo
 from scheduling.drift import differences
+from scheduling.tick.evaluate import evaluate_checks
 
 INCREMENTAL = [FlightsMetricSuite, FlightDelaysMatchTimes]
 

@@ -151,12 +151,14 @@ def test_commands_keep_working_for_the_good_checks(broken_env, spark, capsys):
     assert main(["run", "no_such_check"]) == EXIT_USAGE
 
 
-def test_run_named_gives_broken_and_unknown_checks_their_error_outcome(broken_env, spark):
-    from scheduling.runner import run_named
+def test_run_window_gives_broken_and_unknown_checks_their_error_outcome(broken_env, spark):
+    from checkers.outcome import CheckOutcome
+    from scheduling.runner import run_window
 
     end = dt.datetime(2026, 11, 22, 7, 0, tzinfo=dt.UTC)
     names = ["tolerance_as_number", "good_amounts", "renamed_long_ago", "key_missing_column"]
-    outcomes = run_named(names, start=end - dt.timedelta(minutes=15), end=end)
+    results = run_window(names, start=end - dt.timedelta(minutes=15), end=end).results
+    outcomes = [r for r in results.values() if isinstance(r, CheckOutcome)]
     assert [o.check for o in outcomes] == names
     assert [o.status for o in outcomes] == [
         Status.ERROR,

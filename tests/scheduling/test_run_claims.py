@@ -15,10 +15,11 @@ from alerting.pipeline import insert_run
 from alerting.policy import EscalationPolicy
 from checkers import CheckOutcome, Status
 from checkers.storage import claims, project_database, runs, utc_now
-from scheduling.claims import Claim, ClaimState, WindowHeld, claim, hold_windows, mark_done
+from scheduling.claims import Claim, ClaimState, claim, hold_windows, mark_done
 from scheduling.cli import EXIT_FAILED, EXIT_OK, main
-from scheduling.runner import _record, run_named
+from scheduling.runner import run_window
 from scheduling.settings import Settings
+from scheduling.tick.record import record
 from scheduling.windows import last_window_ends
 from tests.scheduling.cli_fixture_checks import CliDaily
 
@@ -112,14 +113,16 @@ def test_airflow_retry_returns_the_recorded_outcome_and_fails_beside_a_live_task
     six = dt.datetime(2026, 11, 22, 6, 0, tzinfo=UTC)
     window = (six - dt.timedelta(minutes=15), six)  # the DAG run's data interval
     held = claim(engine, "cli_daily", window, holder=OTHER, lease=HOUR, now=utc_now())
-    with pytest.raises(WindowHeld, match="already claimed by otherhost:4242"):
-        run_named(["cli_daily"], start=window[0], end=window[1])  # the first try still runs
+    live = run_window(["cli_daily"], start=window[0], end=window[1]).results["cli_daily"]
+    assert isinstance(live, Claim)  # the first try still runs: its claim, nothing evaluated
+    assert "already claimed by otherhost:4242" in live.describe()
 
     earlier = CheckOutcome(check="cli_daily", status=Status.PASSED, total=3)
     with engine.begin() as connection:  # the first try recorded its outcome, then failed
         run_id = insert_run(connection, earlier, window)
         assert mark_done(connection, held, holder=OTHER, now=utc_now(), run_id=run_id)
-    assert run_named(["cli_daily"], start=window[0], end=window[1]) == [earlier]
+    again = run_window(["cli_daily"], start=window[0], end=window[1]).results
+    assert again == {"cli_daily": earlier}
     assert len(_runs(engine)) == 1  # nothing evaluated again
 
 
@@ -131,7 +134,7 @@ def test_a_run_whose_claim_was_taken_over_does_not_record(engine):
     other = claim(engine, "cli_daily", (START, SEVEN), holder=OTHER, lease=HOUR, now=utc_now())
     assert other.state is ClaimState.CLAIMED  # ... and another run took the window over
     outcome = CheckOutcome(check="cli_daily", status=Status.PASSED, total=3)
-    lost = _record(settings, mine, CliDaily, outcome, SEVEN, window=(START, SEVEN))
+    lost = record(settings, mine, CliDaily, outcome, SEVEN, window=(START, SEVEN))
     assert isinstance(lost, Claim) and lost.holder == OTHER
     assert _runs(engine) == []  # the outcome is the new holder's to record
 

@@ -1,6 +1,6 @@
 """Consuming DAG of the Airflow example: scheduled on "lake/flights passed quality", the asset
 the dq_checks DAG emits after a green run of the check guarding it (convention in
-checks/readiness.py: name = the guarded asset, uri = dq://ready/<name>). Parse-cheap."""
+scheduling/tick/readiness.py: name = the guarded asset, uri = dq://ready/<name>). Parse-cheap."""
 
 from __future__ import annotations
 

@@ -6,10 +6,9 @@ import pytest
 import sqlalchemy as sa
 
 from checkers import AlertLevel, Status
-from checks.evaluation import evaluate_check
 from checks.examples import OpsAndLakeDailyTotals, OpsAndLakeFlightsMatch
 from checks.examples._demo import DEMO_DATABASE_ENV
-from checks.testing import assert_outcome
+from checks.testing import assert_outcome, evaluate_check
 from tests.checks.examples.conftest import LAKE_GAPS, NOW
 
 JAN_2 = {"year": 2013, "month": 1, "day": 2}

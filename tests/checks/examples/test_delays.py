@@ -3,9 +3,8 @@ from __future__ import annotations
 import pandas as pd
 
 from checkers import AlertLevel, Status
-from checks.evaluation import evaluate_check
 from checks.examples import FlightDelaysMatchTimes
-from checks.testing import assert_outcome
+from checks.testing import assert_outcome, evaluate_check
 from tests.checks.examples.conftest import NOW
 
 Times = tuple[float | None, int, float | None]  # actual (HHMM), scheduled (HHMM), delay (min)

@@ -3,9 +3,8 @@ from __future__ import annotations
 import datetime as dt
 
 from checkers import AlertLevel, Status
-from checks.evaluation import evaluate_check
 from checks.examples import OperationalTablesFresh
-from checks.testing import assert_outcome
+from checks.testing import assert_outcome, evaluate_check
 from tests.checks.examples.conftest import NOW
 
 

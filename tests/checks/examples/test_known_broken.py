@@ -1,9 +1,8 @@
 from __future__ import annotations
 
 from checkers import AlertLevel, Status
-from checks.evaluation import evaluate_check
 from checks.examples import FlightPlanesKnown
-from checks.testing import assert_outcome, run_on_rows
+from checks.testing import assert_outcome, evaluate_check, run_on_rows
 from tests.checks.examples.conftest import NOW
 
 PLANES = [{"tailnum": "N1UA"}]

@@ -1,9 +1,8 @@
 from __future__ import annotations
 
 from checkers import AlertLevel, Status
-from checks.evaluation import evaluate_check
 from checks.examples import FlightsMetricSuite
-from checks.testing import assert_outcome
+from checks.testing import assert_outcome, evaluate_check
 from tests.checks.examples.conftest import NOW
 
 

@@ -10,10 +10,10 @@ import pytest
 import sqlalchemy as sa
 
 from checkers import Status
-from checks.evaluation import evaluate_checks
 from checks.examples import OperationalTablesFresh, OpsAndLakeDailyTotals, OpsAndLakeFlightsMatch
 from checks.examples._demo import DEMO_DATABASE_ENV, DEMO_DIR_ENV
 from examples.warehouse import build_warehouse
+from scheduling.tick.evaluate import evaluate_checks
 from tests.checks.examples.conftest import LAKE_GAPS, NOW
 from tests.conftest import MARIADB_URL, POSTGRES_URL
 

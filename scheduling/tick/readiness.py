@@ -33,7 +33,13 @@ from sqlalchemy.engine import Engine
 from checkers.outcome import CheckOutcome, Status
 from checkers.storage import as_utc, readiness, runs, utc_now
 from checks.assets import Guarded
-from checks.markers import marker_content, marker_path, read_marker, window_end, write_marker
+from scheduling.tick.markers import (
+    marker_content,
+    marker_path,
+    read_marker,
+    window_end,
+    write_marker,
+)
 
 log = logging.getLogger(__name__)
 GREEN = (Status.PASSED, Status.TOLERATED)

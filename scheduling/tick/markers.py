@@ -1,5 +1,5 @@
 """Readiness marker files (`_SUCCESS`): where a guarded check's marker goes, its content, and
-writing it atomically. Used by checks/readiness.py after a run is recorded."""
+writing it atomically. Used by scheduling/tick/readiness.py after a run is recorded."""
 
 from __future__ import annotations
 
