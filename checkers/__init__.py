@@ -22,9 +22,9 @@ _EXPORTS = {
     "KnownBroken": "checkers.tolerances",
     "CheckOutcome": "checkers.outcome",
     "Status": "checkers.outcome",
-    "Checker": "checkers._checker",
-    "CheckerResult": "checkers._checker",
-    "run_checkers": "checkers._checker",
+    "Checker": "checkers.checker",
+    "CheckerResult": "checkers.checker",
+    "run_checkers": "checkers.checker",
     "PredicateSingleDatasetChecker": "checkers.row_checkers",
     "OffsetPredicateSingleDatasetChecker": "checkers.row_checkers",
     "PredicateDoubleDatasetsChecker": "checkers.double_checkers",
@@ -64,7 +64,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from checkers._checker import Checker, CheckerResult, run_checkers
+    from checkers.checker import Checker, CheckerResult, run_checkers
     from checkers.consistency import ConsistencyChecker, SqlTable
     from checkers.double_checkers import AggregateComparisonChecker, PredicateDoubleDatasetsChecker
     from checkers.levels import (

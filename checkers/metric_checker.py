@@ -8,7 +8,7 @@ from typing import Protocol
 
 from pyspark.sql import DataFrame
 
-from checkers._checker import Checker, CheckerPlan, CheckerResult
+from checkers.checker import Checker, CheckerPlan, CheckerResult
 from checkers.metrics import Analyzer, Metric, Size
 from checkers.metrics.check import Check, CheckLevel
 from checkers.metrics.constraints import ConstraintStatus, MetricConstraint

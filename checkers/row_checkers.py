@@ -12,7 +12,8 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from checkers._checker import (
+from checkers._keys import key_columns, quoted
+from checkers.checker import (
     DEFAULT_KEY_LIMIT,
     Checker,
     CheckerPlan,
@@ -21,7 +22,6 @@ from checkers._checker import (
     first_error,
     rows_to_dicts,
 )
-from checkers._keys import key_columns, quoted
 from checkers.metrics import Analyzer, CountWhere, Metric, Size
 from checkers.metrics.samples import (
     BottomK,

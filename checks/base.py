@@ -28,7 +28,7 @@ from checks.problems import snake as _snake
 from checks.task_states import TaskStates
 
 if TYPE_CHECKING:
-    from checkers._checker import Checker
+    from checkers.checker import Checker
     from checkers.parsers import Parser
     from checks.assets import Guarded
     from checks.incremental import Incremental

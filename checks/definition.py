@@ -239,7 +239,7 @@ def incremental_problems(check: type) -> list[str]:
     merge over partitions."""
     import typing
 
-    from checkers._checker import Checker
+    from checkers.checker import Checker
     from checkers.parsers import Parser
 
     parser = getattr(check, "parser", None)
@@ -266,7 +266,7 @@ def incremental_problems(check: type) -> list[str]:
 
 
 def _static_incremental_problem(checker: type) -> str | None:
-    from checkers._checker import Checker
+    from checkers.checker import Checker
     from checkers.double_checkers import PredicateDoubleDatasetsChecker
 
     if issubclass(checker, PredicateDoubleDatasetsChecker):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
-from checkers._checker import (
+from checkers.checker import (
     CONFIGURATION_ERROR,
     Checker,
     CheckerPlan,

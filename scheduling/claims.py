@@ -235,10 +235,6 @@ class ClaimLost(RuntimeError):
     """Our lease expired and another run took the window over: its outcome is theirs to record."""
 
 
-class WindowHeld(RuntimeError):
-    """Another live run is evaluating the window (an Airflow task's retry beside it fails)."""
-
-
 @dataclass
 class HeldWindows:
     """The windows one run claimed, with a heartbeat renewing their leases every lease/3 while

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from checkers._checker import CheckerPlan, CheckerResult
+from checkers.checker import CheckerPlan, CheckerResult
 from checkers.consistency.hashdiff import (
     DIFFERING,
     DUPLICATE_KEY,

@@ -2,7 +2,7 @@
 promises; a source that breaks raises `SourceError`, which the check turns into an ERROR outcome.
 Partitioned sources list their partitions and read only some of them (`partitions`)."""
 
-from checkers.parsers._base import Parser, SourceError, cast_to_promise, schema_problems
+from checkers.parsers._base import Parser, SourceError, cast_to_promise, resolve, schema_problems
 from checkers.parsers.callable import CallableParser
 from checkers.parsers.files import CsvParser, JsonParser, ParquetParser, TableParser
 from checkers.parsers.http import HttpJsonParser
@@ -33,5 +33,6 @@ __all__ = [
     "SqlQueryParser",
     "TableParser",
     "cast_to_promise",
+    "resolve",
     "schema_problems",
 ]

@@ -26,6 +26,7 @@ class SourceError(Exception):
 
 
 def resolve(value: Lazy) -> str:
+    """A lazy setting (a string, or a callable giving one when the source is read) as it is now."""
     return value() if callable(value) else value
 
 

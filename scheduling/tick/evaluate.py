@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
 
-from checkers._checker import (
+from checkers.checker import (
     CONFIGURATION_ERROR,
     Checker,
     CheckerResult,

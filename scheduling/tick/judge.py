@@ -7,7 +7,7 @@ import datetime as dt
 import time
 from collections.abc import Mapping, Sequence
 
-from checkers._checker import Checker, CheckerResult
+from checkers.checker import Checker, CheckerResult
 from checkers.levels import AlertLevel
 from checkers.outcome import CheckOutcome, Status
 from checkers.redaction import redact_values

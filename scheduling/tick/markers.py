@@ -48,8 +48,7 @@ def _local(path: str) -> Path | None:
 def marker_path(check: object, guards: Guarded) -> Path | None:
     """Where the marker of `check` (an instance, its sources built for the run) goes: in
     `marker_dir`, else beside the data of its only file source; None when there is none."""
-    from checkers.parsers import CsvParser, JsonParser, ParquetParser
-    from checkers.parsers._base import resolve
+    from checkers.parsers import CsvParser, JsonParser, ParquetParser, resolve
 
     if guards.marker is None:
         return None

@@ -1,16 +1,19 @@
 """Which checks of a tick shared an engine pass, and why a check that reads the same source as
 others did not (`dq run` prints it): checks share a pass when their checkers read the same data
-the same way (checkers._checker.same_data), whatever DataFrame object each holds."""
+the same way (checkers.checker.same_data), whatever DataFrame object each holds."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from checkers._checker import CheckerResult
+from checkers.checker import CheckerResult
 
-#: Why a check reading a shared source ran a pass of its own.
-OWN_TRANSFORMATION = "its checker reads the source through a transformation of its own"
+#: Why checks reading a shared source did not share one pass.
+OWN_TRANSFORMATION = (
+    "other checks read that source differently (a filter, projection or join of their own): "
+    "one pass per way of reading it"
+)
 INCREMENTAL = "incremental: it reads only its new and changed partitions"
 
 
