@@ -1,4 +1,4 @@
-"""Alerting: outcome -> alert -> incident -> escalation policy -> mutes -> notify decision ->
+"""Alerting: outcome -> alert -> incident -> effective level -> per-receiver decision -> mutes ->
 durable outbox -> delivery with retries -> Slack, email, PagerDuty, console, file.
 Never imports Spark."""
 
@@ -16,10 +16,11 @@ from alerting.model import (
     fingerprint,
     update_incident,
 )
-from alerting.mutes import MaintenanceWindow, Silence, add_silence
+from alerting.mutes import MaintenanceWindow, Silence
 from alerting.pipeline import Recorded, handle_outcome, record_outcome
 from alerting.policy import EscalationPolicy
 from alerting.reconcile import reconcile_mutes
+from alerting.silences import add_silence
 
 __all__ = [
     "Alert",

@@ -1,17 +1,14 @@
 """Mutes: silences (one-off, by check name pattern) and recurring maintenance windows. A mute
-suppresses notifications; incidents and the suppressed notifications are still recorded."""
+suppresses notifications; incidents and the suppressed notifications are still recorded. Stored
+silences are read and written by alerting.store."""
 
 from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
-
-import sqlalchemy as sa
-from sqlalchemy.engine import Connection
-
-from checkers.storage import as_utc, mutes
 
 
 class Mute(Protocol):
@@ -65,36 +62,8 @@ class MaintenanceWindow:
         return None
 
 
-def stored_silences(connection: Connection) -> list[Silence]:
-    rows = connection.execute(sa.select(mutes).order_by(mutes.c.id)).mappings()
-    return [
-        Silence(
-            r["check_pattern"],
-            as_utc(r["starts_at"]),  # type: ignore[arg-type]
-            as_utc(r["ends_at"]),  # type: ignore[arg-type]
-            r["comment"],
-            r["created_by"],
-            r["id"],
-        )
-        for r in rows
-    ]
-
-
-def add_silence(connection: Connection, silence: Silence) -> int:
-    """Store `silence` in dq_mutes; returns its id."""
-    result = connection.execute(
-        mutes.insert().values(
-            check_pattern=silence.check_pattern,
-            starts_at=silence.starts_at,
-            ends_at=silence.ends_at,
-            comment=silence.comment,
-            created_by=silence.created_by,
-        )
-    )
-    return int(result.inserted_primary_key[0])  # type: ignore[index]
-
-
-def muted_because(check: str, now: dt.datetime, active: list[Mute]) -> str | None:
+def muted_because(check: str, now: dt.datetime, active: Sequence[Mute]) -> str | None:
+    """Why the first of `active` that covers `check` at `now` mutes it, or None."""
     for mute in active:
         reason = mute.mutes(check, now)
         if reason:

@@ -1,32 +1,24 @@
 """From an outcome to durable notifications, in the caller's transaction: the run row, the
-incident and the outbox rows are committed together, so an alert is never lost between them."""
+incident and the outbox rows are committed together, so an alert is never lost between them.
+The decisions are the pure stages of alerting.stages; the SQL around them is alerting.store."""
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from alerting.decisions import LastNotice, decide
-from alerting.model import (
-    Alert,
-    Incident,
-    IncidentChange,
-    IncidentStatus,
-    Notification,
-    NotifyReason,
-    update_incident,
-)
-from alerting.mutes import Mute, muted_because, stored_silences
+from alerting.model import Alert, Incident, IncidentChange, Notification, update_incident
+from alerting.mutes import Mute
 from alerting.policy import EscalationPolicy
 from alerting.recording import record_in_transaction
+from alerting.stages import notify
+from alerting.store import IncidentStore, MuteStore, NotificationStore, inserted_id
 from checkers.levels import AlertLevel
 from checkers.outcome import CheckOutcome
-from checkers.storage import as_utc, incidents, notifications, receiver_threads, runs
+from checkers.storage import runs
 
 
 @dataclass
@@ -60,176 +52,13 @@ def insert_run(
             outcome=outcome.to_json(),
         )
     )
-    return int(result.inserted_primary_key[0])  # type: ignore[index]
-
-
-def _load_open_incident(connection: Connection, fingerprint: str) -> Incident | None:
-    row = (
-        connection.execute(
-            sa.select(incidents)
-            .where(incidents.c.fingerprint == fingerprint, incidents.c.status == "open")
-            .order_by(incidents.c.id.desc())
-        )
-        .mappings()
-        .first()
-    )
-    return None if row is None else incident_from_row(row)
-
-
-def incident_from_row(row: Mapping[Any, Any]) -> Incident:
-    return Incident(
-        id=row["id"],
-        fingerprint=row["fingerprint"],
-        check=row["check_name"],
-        scope=row["scope"],
-        status=IncidentStatus(row["status"]),
-        level=AlertLevel(row["level"]),
-        peak_level=AlertLevel(row["peak_level"]),
-        failing_runs=row["failing_runs"],
-        opened_at=as_utc(row["opened_at"]),  # type: ignore[arg-type]
-        updated_at=as_utc(row["updated_at"]),  # type: ignore[arg-type]
-        resolved_at=as_utc(row["resolved_at"]),
-        last_outcome=CheckOutcome.from_json(row["last_outcome"]),
-    )
-
-
-def _save_incident(
-    connection: Connection, incident: Incident, effective_level: AlertLevel | None = None
-) -> Incident:
-    values = {
-        "fingerprint": incident.fingerprint,
-        "check_name": incident.check,
-        "scope": incident.scope,
-        "status": incident.status.value,
-        "level": int(incident.level),
-        "peak_level": int(incident.peak_level),
-        "failing_runs": incident.failing_runs,
-        "opened_at": incident.opened_at,
-        "updated_at": incident.updated_at,
-        "resolved_at": incident.resolved_at,
-        "last_outcome": incident.last_outcome.to_json(),
-        # unique: a second open incident of this fingerprint fails (see record_in_transaction)
-        "open_fingerprint": incident.fingerprint if incident.open else None,
-    }
-    if effective_level is not None:
-        values["effective_level"] = int(effective_level)
-    if incident.id is None:
-        new_id = connection.execute(incidents.insert().values(**values)).inserted_primary_key[0]  # type: ignore[index]
-        return Incident(**{**incident.__dict__, "id": int(new_id)})
-    connection.execute(incidents.update().where(incidents.c.id == incident.id).values(**values))
-    return incident
-
-
-def save_effective_level(connection: Connection, incident_id: int, level: AlertLevel) -> None:
-    """Remember the level alerting decided for an open incident (escalation included)."""
-    connection.execute(
-        incidents.update().where(incidents.c.id == incident_id).values(effective_level=int(level))
-    )
+    return inserted_id(result)
 
 
 def open_incident_levels(connection: Connection, checks: Sequence[str]) -> dict[str, AlertLevel]:
     """Each of `checks` with an open incident: the level alerting last decided for it
     (escalation included; the latest run's level for incidents recorded before migration 8)."""
-    if not checks:
-        return {}
-    rows = connection.execute(
-        sa.select(incidents.c.check_name, incidents.c.effective_level, incidents.c.level).where(
-            incidents.c.status == "open", incidents.c.check_name.in_(sorted(set(checks)))
-        )
-    )
-    found: dict[str, AlertLevel] = {}
-    for check, effective, level in rows:
-        decided = AlertLevel(effective if effective is not None else level)
-        found[check] = max(found.get(check, decided), decided)  # one per scope: the highest
-    return found
-
-
-def _threads(connection: Connection, incident_id: int) -> dict[str, dict[str, Any]]:
-    rows = connection.execute(
-        sa.select(receiver_threads).where(receiver_threads.c.incident_id == incident_id)
-    ).mappings()
-    return {r["receiver"]: dict(r) for r in rows}
-
-
-def _last_notice(state: dict[str, Any] | None) -> LastNotice | None:
-    if not state or state.get("last_reason") is None:
-        return None
-    return LastNotice(
-        AlertLevel(state["last_level"]),
-        NotifyReason(state["last_reason"]),
-        as_utc(state["last_notified_at"]),  # type: ignore[arg-type]
-    )
-
-
-def enqueue_notification(
-    connection: Connection,
-    incident: Incident,
-    receiver: str,
-    state: dict[str, Any] | None,
-    reason: NotifyReason,
-    level: AlertLevel,
-    now: dt.datetime,
-    *,
-    outcome: CheckOutcome,
-    links: dict[str, str] | None = None,
-    muted: str | None = None,
-) -> Notification:
-    """Write one outbox row (`suppressed` when `muted` says why) and the receiver's thread state:
-    `state` is its dq_receiver_threads row, None when it has none yet. A muted notice does not
-    count as told."""
-    assert incident.id is not None
-    sequence = int((state or {}).get("sequence") or 0) + 1
-    notification = Notification(
-        incident_id=incident.id,
-        fingerprint=incident.fingerprint,
-        receiver=receiver,
-        sequence=sequence,
-        reason=reason,
-        level=level,
-        incident_status=incident.status,
-        failing_runs=incident.failing_runs,
-        opened_at=incident.opened_at,
-        created_at=now,
-        outcome=outcome,
-        links=dict(links or {}),
-    )
-    connection.execute(
-        notifications.insert().values(
-            incident_id=incident.id,
-            receiver=receiver,
-            sequence=sequence,
-            reason=reason.value,
-            level=int(level),
-            dedup_key=notification.dedup_key,
-            payload=notification.to_json(),
-            status="suppressed" if muted else "pending",
-            attempts=0,
-            steps_done=0,
-            last_error=muted,
-            created_at=now,
-        )
-    )
-    told = (
-        {}
-        if muted
-        else {"last_level": int(level), "last_reason": reason.value, "last_notified_at": now}
-    )
-    if state is None:
-        connection.execute(
-            receiver_threads.insert().values(
-                incident_id=incident.id, receiver=receiver, sequence=sequence, **told
-            )
-        )
-    else:
-        connection.execute(
-            receiver_threads.update()
-            .where(
-                receiver_threads.c.incident_id == incident.id,
-                receiver_threads.c.receiver == receiver,
-            )
-            .values(sequence=sequence, **told)
-        )
-    return notification
+    return IncidentStore(connection).open_levels(checks)
 
 
 def record_outcome(
@@ -244,51 +73,28 @@ def record_outcome(
 ) -> Recorded:
     """Record `outcome` (run row, incident, outbox) in `connection`'s transaction."""
     run_id = insert_run(connection, outcome, window)
+    incidents, outbox = IncidentStore(connection), NotificationStore(connection)
     alert = Alert.from_outcome(outcome)
-    current = _load_open_incident(connection, alert.fingerprint)
-    incident, change = update_incident(current, alert, now)
+    incident, change = update_incident(incidents.open_incident(alert.fingerprint), alert, now)
     recorded = Recorded(run_id, incident, change)
     if incident is None or change is IncidentChange.NONE:
         return recorded
-    level = policy.effective_level(incident, now) if incident.open else incident.level
-    # kept on the incident (a resolved one keeps its last), so summaries and the report show
-    # the level its notifications carry
-    kept = level if incident.open else None
-    incident = recorded.incident = _save_incident(connection, incident, kept)
+    incident = recorded.incident = incidents.save(incident)
     assert incident.id is not None
-    threads = _threads(connection, incident.id)
-    active_mutes = [*mutes, *stored_silences(connection)]
-    for receiver in dict.fromkeys([*policy.routes, *threads]):
-        state = threads.get(receiver)
-        last = _last_notice(state)
-        lowest = policy.routes.get(receiver)
-        reason = decide(
-            incident,
-            level,
-            last,
-            now,
-            hears_level=lowest is not None and level >= lowest,
-            repeat_every=policy.repeat_every,
-        )
-        if reason is None:
-            continue
-        muted = muted_because(incident.check, now, active_mutes)
-        notification = enqueue_notification(
-            connection,
-            incident,
-            receiver,
-            state,
-            reason,
-            level,
-            now,
-            outcome=outcome,
-            links=links,
-            muted=muted,
-        )
-        if muted:
-            recorded.suppressed[receiver] = muted
-        else:
-            recorded.enqueued.append(notification)
+    notices = notify(
+        incident,
+        outbox.threads(incident.id),
+        policy,
+        now,
+        mutes=[*mutes, *MuteStore(connection).silences()],
+        outcome=outcome,
+        links=links,
+    )
+    incidents.keep_level(incident, notices.level)
+    for decision in notices.decisions:
+        if decision.notification is not None:
+            outbox.enqueue(decision)
+    recorded.enqueued, recorded.suppressed = notices.enqueued, notices.suppressed
     return recorded
 
 
@@ -297,10 +103,15 @@ def handle_outcome(
     outcome: CheckOutcome,
     policy: EscalationPolicy,
     now: dt.datetime,
-    **options: object,
+    *,
+    window: tuple[dt.datetime, dt.datetime] | None = None,
+    mutes: Sequence[Mute] = (),
+    links: dict[str, str] | None = None,
 ) -> Recorded:
     """`record_outcome` in a transaction of its own."""
     return record_in_transaction(
         engine,
-        lambda connection: record_outcome(connection, outcome, policy, now, **options),  # type: ignore[arg-type]
+        lambda connection: record_outcome(
+            connection, outcome, policy, now, window=window, mutes=mutes, links=links
+        ),
     )

@@ -7,11 +7,10 @@ import datetime as dt
 import re
 from collections.abc import Iterable
 
-import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from alerting.mutes import Silence, add_silence, stored_silences
-from checkers.storage import mutes
+from alerting.mutes import Silence
+from alerting.store import MuteStore
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)([wdhms])")
 _UNITS = {"w": "weeks", "d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
@@ -48,12 +47,17 @@ def new_silence(
     if not comment.strip():
         raise ValueError("a silence needs a comment saying why")
     start = starts_at or now
-    end = until if until is not None else start + duration  # type: ignore[operator]
+    end = until if until is not None else start + (duration or dt.timedelta(0))
     if end <= start:
         raise ValueError(f"the silence ends ({end.isoformat()}) before it starts")
     if end <= now:
         raise ValueError(f"the silence would already be over ({end.isoformat()})")
     return Silence(pattern, start, end, comment.strip(), created_by)
+
+
+def add_silence(connection: Connection, silence: Silence) -> int:
+    """Store `silence` in dq_mutes; returns its id."""
+    return MuteStore(connection).add(silence)
 
 
 def store_silence(connection: Connection, silence: Silence) -> Silence:
@@ -65,22 +69,20 @@ def current_silences(
     connection: Connection, now: dt.datetime, configured: Iterable[Silence] = ()
 ) -> list[Silence]:
     """Active and upcoming silences (not yet ended at `now`), stored and configured, by start."""
-    live = [s for s in [*stored_silences(connection), *configured] if s.ends_at > now]
+    live = [s for s in [*MuteStore(connection).silences(), *configured] if s.ends_at > now]
     return sorted(live, key=lambda s: (s.starts_at, s.id or 0))
 
 
 def expire_silence(connection: Connection, silence_id: int, now: dt.datetime) -> Silence:
     """End silence `silence_id` at `now` (an upcoming one never starts). The next tick then
     reconciles what it suppressed. Raises LookupError for an unknown or already ended silence."""
-    found = {s.id: s for s in stored_silences(connection)}.get(silence_id)
+    found = {s.id: s for s in MuteStore(connection).silences()}.get(silence_id)
     if found is None:
         raise LookupError(f"no silence with id {silence_id}; `dq silence list` shows them")
     if found.ends_at <= now:
         raise LookupError(f"silence {silence_id} already ended at {found.ends_at.isoformat()}")
     starts = min(found.starts_at, now)
-    connection.execute(
-        sa.update(mutes).where(mutes.c.id == silence_id).values(starts_at=starts, ends_at=now)
-    )
+    MuteStore(connection).move(silence_id, starts, now)
     return Silence(**{**found.__dict__, "starts_at": starts, "ends_at": now})
 
 

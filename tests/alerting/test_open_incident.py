@@ -11,10 +11,10 @@ import threading
 import pytest
 import sqlalchemy as sa
 
-import alerting.pipeline as pipeline
 from alerting.pipeline import handle_outcome, record_outcome
 from alerting.policy import EscalationPolicy
 from alerting.recording import record_in_transaction
+from alerting.store import IncidentStore
 from checkers import AlertLevel
 from checkers.storage import MIGRATIONS, incidents, migrate, project_database, runs
 from tests.alerting.conftest import T0, outcome
@@ -126,15 +126,15 @@ def test_two_runs_opening_one_incident_at_once_make_one_incident(url, monkeypatc
     serialized = engine.dialect.name == "sqlite"
     a_recorded, b_looked = threading.Event(), threading.Event()
     attempts = {"b": 0}
-    original = pipeline._load_open_incident
+    original = IncidentStore.open_incident
 
-    def load(connection, fingerprint):
-        found = original(connection, fingerprint)
+    def load(store, fingerprint):
+        found = original(store, fingerprint)
         if threading.current_thread().name == "b" and attempts["b"] == 1:
             b_looked.set()
         return found
 
-    monkeypatch.setattr(pipeline, "_load_open_incident", load)
+    monkeypatch.setattr(IncidentStore, "open_incident", load)
 
     def run_a(connection):
         recorded = record_outcome(connection, outcome(E), POLICY, T0)
