@@ -142,6 +142,7 @@ def run_demo(
     reads: dict[str, list[tuple[dt.datetime, int, Mapping[str, int]]]] = {}
     lake_rows = warehouse.lake_flights
     day = first_day
+    last_tick = None
     while day <= last_day:
         gap = LAKE_GAP[1] if day == LAKE_GAP[0] else 0
         arrived = append_day(
@@ -160,10 +161,12 @@ def run_demo(
             flush=True,
         )
         latest.update({o.check: o for o in result.outcomes})
+        last_tick = result
         for outcome in result.outcomes:  # a check that ran has its incident's level anew
             escalated.pop(outcome.check, None)
         escalated.update(result.escalated)
         day += dt.timedelta(days=1)
+    assert last_tick is not None  # first_day <= last_day
     path = write_report(settings.engine, report or base / "report.html", now=now)
     print(
         f"\nSummary after {(time.perf_counter() - started) / 60:.1f} minutes "
@@ -171,6 +174,8 @@ def run_demo(
     )
     for line in outcome_lines([o for _, o in sorted(latest.items())], escalated=escalated):
         print(f"  {line}")
+    print(f"\nThe last tick's stages ({last_tick.duration_s:.2f} s in all):")
+    print("  " + ", ".join(f"{n} {s:.2f} s" for n, s in last_tick.timings.items()))
     print("\nRows read per run by the incremental checks, against a read of the whole lake:")
     print("\n".join(reading_summary(reads)))
     print(f"\nReport: {path}\nAlerts: {Path(os.environ['DQ_STATE_DIR']) / 'alerts.jsonl'}")
