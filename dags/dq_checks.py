@@ -27,7 +27,7 @@ from airflow.sdk import (
     task,
 )
 
-from scheduling.manifest import MANIFEST_ENV, Entry, asset_key, load_manifest, task_ids
+from scheduling.airflow.manifest import MANIFEST_ENV, Entry, asset_key, load_manifest, task_ids
 
 TICK = dt.timedelta(minutes=15)
 MANIFEST = Path(os.environ.get(MANIFEST_ENV) or Path(__file__).with_name("dq_checks.json"))
@@ -56,7 +56,7 @@ def _window() -> tuple[dt.datetime, dt.datetime]:
 
 
 def _evaluate(trigger: str) -> list[str]:
-    from scheduling.airflow_tasks import OUTCOMES, due, due_on_assets, evaluate
+    from scheduling.airflow.tasks import OUTCOMES, due, due_on_assets, evaluate
 
     context = get_current_context()
     start, end = _window()
@@ -68,7 +68,7 @@ def _evaluate(trigger: str) -> list[str]:
 
 
 def _result(task_id: str) -> dict[str, object]:
-    from scheduling.airflow_tasks import OUTCOMES, settle
+    from scheduling.airflow.tasks import OUTCOMES, settle
 
     entry = BY_TASK[task_id]
     start, end = _window()
@@ -78,7 +78,7 @@ def _result(task_id: str) -> dict[str, object]:
 
 
 def _publish(task_id: str, outlet_events=None) -> dict[str, object]:  # type: ignore[no-untyped-def]
-    from scheduling.airflow_tasks import OUTCOMES, publication
+    from scheduling.airflow.tasks import OUTCOMES, publication
 
     ti = get_current_context()["ti"]
     summary = ti.xcom_pull(task_ids=f"{task_id}.result")  # when the result task ran (a retry)

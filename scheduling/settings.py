@@ -31,8 +31,8 @@ from checkers.levels import AlertLevel
 from checkers.storage import database_url as _database_url
 from checkers.storage import project_database
 from checks.loading import DEFAULT_PARALLELISM
+from scheduling.airflow.worker_config import DEFAULT_STATE_DIR, STATE_DIR_ENV, refuse_relative_paths
 from scheduling.outage import database_unavailable, unavailable
-from scheduling.worker_config import DEFAULT_STATE_DIR, STATE_DIR_ENV, refuse_relative_paths
 
 if TYPE_CHECKING:
     from checks.partition_store import PartitionStore

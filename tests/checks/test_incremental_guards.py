@@ -25,7 +25,8 @@ from checks.definition import CheckDefinitionError
 from checks.evaluation import evaluate_checks
 from checks.incremental import Incremental
 from checks.partition_store import PartitionStore
-from scheduling.cli import EXIT_DRIFT, EXIT_FAILED, main
+from scheduling.cli import main
+from scheduling.cli.exits import EXIT_DRIFT, EXIT_FAILED
 from scheduling.drift import differences
 from tests.checks.test_incremental import DAYS, NOW, flights_by_day, write_day  # noqa: F401
 from tests.scheduling.databases import KINDS, fresh_database

@@ -19,7 +19,7 @@ from checks import Guarded, QualityCheck
 from checks.markers import marker_path, read_marker
 from checks.readiness import is_ready
 from checks.registry import discover_all
-from scheduling.manifest import build_manifest
+from scheduling.airflow.manifest import build_manifest
 from scheduling.runner import RunReport, run_checks
 from scheduling.settings import Settings
 from scheduling.windows import Window

@@ -10,8 +10,8 @@ from airflow.sdk.exceptions import AirflowFailException
 
 from checkers.levels import AlertLevel
 from checks.task_states import TaskStates, TaskVerdict
-from scheduling.airflow_tasks import CheckNotEvaluated, due, due_on_assets, green, settle
-from scheduling.manifest import Entry
+from scheduling.airflow.manifest import Entry
+from scheduling.airflow.tasks import CheckNotEvaluated, due, due_on_assets, green, settle
 
 UTC = dt.UTC
 START, END = dt.datetime(2026, 11, 22, 6, 45, tzinfo=UTC), dt.datetime(2026, 11, 22, 7, tzinfo=UTC)

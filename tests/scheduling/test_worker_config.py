@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from scheduling.settings import Settings
-from scheduling.worker_config import (
+from scheduling.airflow.worker_config import (
     AIRFLOW_TASK_ENV,
     WorkerConfigurationError,
     under_airflow,
     worker_problems,
 )
+from scheduling.settings import Settings
 
 TASK = {AIRFLOW_TASK_ENV: "dq_checks"}  # what Airflow's task runner exports to every task
 SHARED = {"DQ_DATABASE_URL": "postgresql+psycopg://dq@db.internal/dq", "DQ_STATE_DIR": "/srv/dq"}

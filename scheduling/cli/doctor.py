@@ -14,8 +14,8 @@ import sqlalchemy as sa
 
 from checkers.shipping import DEPLOYMENT_DOC, checks_packages, explain_worker_error, ship_checks
 from checkers.storage import MIGRATIONS, _timeouts, database_url, schema_versions
+from scheduling.airflow.worker_config import worker_problems
 from scheduling.outage import describe
-from scheduling.worker_config import worker_problems
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -91,7 +91,7 @@ def checks_finding(packages: Sequence[str]) -> Finding:
 
 def manifest_finding() -> Finding:
     """The DAG's check list describes the deployed checks (DQ_MANIFEST, else the repository's)."""
-    from scheduling.manifest import StaleManifest, load_manifest, manifest_path
+    from scheduling.airflow.manifest import StaleManifest, load_manifest, manifest_path
 
     path = manifest_path()
     try:

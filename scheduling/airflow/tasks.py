@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from checkers.outcome import CheckOutcome
 from checks.readiness import Readiness
 from checks.task_states import TaskStates, TaskVerdict
+from scheduling.airflow.manifest import Entry, asset_key, clock_from_spec
 from scheduling.claims import Claim
-from scheduling.manifest import Entry, asset_key, clock_from_spec
 from scheduling.windows import is_due
 
 OUTCOMES = "outcomes"  # the XCom key of the summaries evaluate pushes

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 VERSION = 2
 MANIFEST_ENV = "DQ_MANIFEST"
-DAGS_DIR = Path(__file__).resolve().parent.parent / "dags"
+DAGS_DIR = Path(__file__).resolve().parents[2] / "dags"
 REGENERATE = "regenerate it at deploy time: dq manifest --out {path}"
 
 

@@ -18,40 +18,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from checkers.outcome import CheckOutcome
-from scheduling.cli_silence import add_silence_commands
-from scheduling.cli_times import iso_text, parse_time
-from scheduling.console import Style, outcome_lines
-from scheduling.exits import (
-    EXIT_CRASH,
-    EXIT_DRIFT,
+from scheduling.cli.console import Style, outcome_lines
+from scheduling.cli.exits import (
     EXIT_ERROR,
     EXIT_FAILED,
     EXIT_INFRA,
     EXIT_INVALID,
     EXIT_OK,
     EXIT_USAGE,
-    exit_code,
     run_exit_code,
 )
+from scheduling.cli.silence import add_silence_commands
+from scheduling.cli.times import iso_text, parse_time
 
 if TYPE_CHECKING:
     from checks.registry import Discovery
     from scheduling.claims import Claim
-    from scheduling.run_output import DriftCheck
+    from scheduling.cli.run_output import DriftCheck
 
-__all__ = [
-    "EXIT_CRASH",
-    "EXIT_DRIFT",
-    "EXIT_ERROR",
-    "EXIT_FAILED",
-    "EXIT_INFRA",
-    "EXIT_INVALID",
-    "EXIT_OK",
-    "EXIT_USAGE",
-    "exit_code",
-    "main",
-    "parser",
-]
+__all__ = ["main", "parser"]
 
 
 def _discovery(*, quiet: bool = False) -> Discovery:
@@ -117,8 +102,8 @@ def _cmd_due(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from scheduling.progress import RunProgress
-    from scheduling.run_output import run_document, run_lines
+    from scheduling.cli.progress import RunProgress
+    from scheduling.cli.run_output import run_document, run_lines
     from scheduling.runner import run_checks, run_due
 
     found = _discovery()
@@ -175,8 +160,8 @@ def _guard_drift(
     chosen: Sequence[type], outcomes: Sequence[CheckOutcome], now: dt.datetime, settings: object
 ) -> DriftCheck:
     """`dq run --full`: compare each incremental check with a recomputation."""
+    from scheduling.cli.run_output import DriftCheck
     from scheduling.drift import guard
-    from scheduling.run_output import DriftCheck
 
     reports = guard(chosen, outcomes, now=now, settings=settings)  # type: ignore[arg-type]
     named = {getattr(c, "name", "?") for c in chosen if getattr(c, "incremental", None) is None}
@@ -242,7 +227,7 @@ def _cmd_ready(args: argparse.Namespace) -> int:
 
 def _cmd_manifest(args: argparse.Namespace) -> int:
     from checkers.shipping import checks_packages
-    from scheduling.manifest import build_manifest, manifest_path, render, write_manifest
+    from scheduling.airflow.manifest import build_manifest, manifest_path, render, write_manifest
 
     found = _discovery()
     manifest = build_manifest(
@@ -280,13 +265,13 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_init(args: argparse.Namespace) -> int:
-    from scheduling.scaffold import init_command
+    from scheduling.cli.scaffold import init_command
 
     return init_command(args.package, Path.cwd())
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
-    from scheduling.doctor import doctor
+    from scheduling.cli.doctor import doctor
 
     findings = doctor()
     for finding in findings:
@@ -368,9 +353,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     import sqlalchemy as sa
 
     from checkers.storage import database_url
-    from scheduling.crash import crashed
+    from scheduling.airflow.worker_config import WorkerConfigurationError
+    from scheduling.cli.crash import crashed
     from scheduling.outage import describe, unavailable
-    from scheduling.worker_config import WorkerConfigurationError
 
     args = parser().parse_args(argv)
     try:
@@ -389,6 +374,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return EXIT_INFRA
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -7,8 +7,8 @@ import os
 import sys
 from typing import Any
 
-from scheduling.cli_times import iso_text, parse_time
-from scheduling.exits import EXIT_OK, EXIT_USAGE
+from scheduling.cli.exits import EXIT_OK, EXIT_USAGE
+from scheduling.cli.times import iso_text, parse_time
 
 
 def silence_command(args: argparse.Namespace) -> int:
