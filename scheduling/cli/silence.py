@@ -23,10 +23,8 @@ def silence_command(args: argparse.Namespace) -> int:
         parse_duration,
         store_silence,
     )
-    from scheduling.settings import Settings
-
     now = parse_time(args.at)
-    settings = Settings.from_environment()
+    settings = args.project.settings
     if args.action == "add":
         try:
             silence = new_silence(
