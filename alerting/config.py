@@ -188,9 +188,14 @@ def load_config(
 ) -> AlertingConfig:
     """The configuration in `path`. Policies may route to its receivers and to
     `known_receivers` (those every run has, and those the environment switched on)."""
-    path = Path(path)
-    with path.open("rb") as handle:
-        data = tomllib.load(handle)
+    with Path(path).open("rb") as handle:
+        return config_from_document(tomllib.load(handle), known_receivers=known_receivers)
+
+
+def config_from_document(
+    data: Mapping[str, object], *, known_receivers: Iterable[str] = BUILT_IN_RECEIVERS
+) -> AlertingConfig:
+    """`load_config` of a dq.toml already parsed (scheduling.config reads it once per run)."""
     _refuse_unknown(data, TOP_LEVEL_KEYS, "the top level")
     declared = _table(data.get("receivers", {}), "[receivers]")
     receivers = {n: _receiver(n, _table(o, f"[receivers.{n}]")) for n, o in declared.items()}

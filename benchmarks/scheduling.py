@@ -16,8 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from scheduling.airflow.manifest import VERSION, clock_spec
 from scheduling.clocks import Cron
-from scheduling.manifest import VERSION, clock_spec
 from scheduling.windows import due_windows
 
 ROOT = Path(__file__).resolve().parents[1]

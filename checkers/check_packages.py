@@ -54,15 +54,28 @@ class CheckPackages:
 
 
 def configured_packages(environ: Mapping[str, str] | None = None) -> CheckPackages:
-    """The check packages of this process's settings (see the module docstring)."""
+    """The check packages of this process's environment (see the module docstring). `dq` reads
+    them once with the rest of its configuration (scheduling.config); this reads them for callers
+    that hold none: the pytest plugin, and shipping the packages to executors during a run."""
     env = os.environ if environ is None else environ
-    named = _split(env.get(CHECKS_ENV, ""))
-    if named:
-        return CheckPackages(named, CHECKS_ENV, Path.cwd())
     path = Path(env.get(CONFIG_ENV) or DEFAULT_CONFIG)
-    listed = _from_config(path)
+    document: Mapping[str, object] = {}
+    if path.is_file():
+        with path.open("rb") as handle:
+            document = tomllib.load(handle)
+    return packages_from(_split(env.get(CHECKS_ENV, "")), path, document)
+
+
+def packages_from(
+    named: Sequence[str], config_path: Path, document: Mapping[str, object]
+) -> CheckPackages:
+    """The check packages: `named` (DQ_CHECKS), else the `checks` of the dq.toml at
+    `config_path` (parsed as `document`), else `checks`."""
+    if named:
+        return CheckPackages(tuple(named), CHECKS_ENV, Path.cwd())
+    listed = _listed(config_path, document.get(CONFIG_KEY))
     if listed:
-        return CheckPackages(listed, str(path), path.resolve().parent)
+        return CheckPackages(listed, str(config_path), config_path.resolve().parent)
     return CheckPackages((DEFAULT_PACKAGE,), "the default", Path.cwd())
 
 
@@ -77,11 +90,7 @@ def _split(text: str) -> tuple[str, ...]:
     return tuple(p.strip() for p in text.split(",") if p.strip())
 
 
-def _from_config(path: Path) -> tuple[str, ...]:
-    if not path.is_file():
-        return ()
-    with path.open("rb") as handle:
-        value = tomllib.load(handle).get(CONFIG_KEY)
+def _listed(path: Path, value: object) -> tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):

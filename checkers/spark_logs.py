@@ -13,7 +13,7 @@ from pathlib import Path
 
 SPARK_LOG_ENV = "DQ_SPARK_LOG"
 CONSOLE = "stderr"
-#: The same variables as scheduling.worker_config (checkers may not import scheduling).
+#: The same variables as scheduling.airflow.worker_config (checkers may not import scheduling).
 STATE_DIR_ENV, DEFAULT_STATE_DIR, AIRFLOW_TASK_ENV = "DQ_STATE_DIR", ".dq", "AIRFLOW_CTX_DAG_ID"
 #: A log past this size is moved to `<name>.1` (one generation kept) before a JVM starts.
 ROTATE_BYTES = 16 * 2**20

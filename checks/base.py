@@ -43,7 +43,13 @@ class QualityCheck:
     returning either, when the sources depend on the run time `self.now`.
 
     An empty dataset is an ERROR outcome ("no rows to check": usually an upstream failure)
-    unless `allow_empty = True`, which makes it PASSED."""
+    unless `allow_empty = True`, which makes it PASSED.
+
+    Three attributes describe the check's place in a deployment rather than what it checks, and
+    are plain values checked at definition time: `guards` (the dataset whose readiness each run
+    publishes: a marker, `dq ready`, and under Airflow an asset event), and, read only by the
+    Airflow integration through the manifest (scheduling/airflow/), `after` (upstream assets
+    that also trigger the check) and `task_states` (what outcomes make of its task)."""
 
     name: ClassVar[str]
     description: ClassVar[str] = ""
@@ -64,8 +70,8 @@ class QualityCheck:
     guards: ClassVar[Guarded | None] = None
     #: Upstream Airflow assets (names, or URIs with `://`) whose events also trigger this check.
     after: ClassVar[tuple[str, ...]] = ()
-    #: Under Airflow, what its outcomes make of the check's task (None: DQ_TASK_FAILS_AT and
-    #: DQ_TASK_FAILS_ON_ERROR; see checks.task_states).
+    #: Under Airflow, what its outcomes make of the check's task (None: the deployment's
+    #: DQ_TASK_FAILS_AT and DQ_TASK_FAILS_ON_ERROR; see checks.task_states).
     task_states: ClassVar[TaskStates | None] = None
     #: Read only new and changed partitions of a partitioned source, merging stored states
     #: (checks.incremental); None reads the whole source every run.

@@ -2,19 +2,17 @@
 the task without retry (retrying cannot change the data), an ERROR outcome (the check could not be
 evaluated: a source outage, a bad definition) fails it with retries, anything else succeeds.
 Globally from DQ_TASK_FAILS_AT (warning, error, critical or never; default error) and
-DQ_TASK_FAILS_ON_ERROR (1 or 0; default 1); per check with `task_states = TaskStates(...)`."""
+DQ_TASK_FAILS_ON_ERROR (1 or 0; default 1), read by scheduling.config; per check with
+`task_states = TaskStates(...)`."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
 from checkers.levels import AlertLevel
 
-FAILS_AT_ENV = "DQ_TASK_FAILS_AT"
-FAILS_ON_ERROR_ENV = "DQ_TASK_FAILS_ON_ERROR"
 NEVER = "never"
 
 
@@ -62,18 +60,10 @@ class TaskStates:
         return cls(_level(str(spec["fail_at"])), bool(spec["fail_on_error"]))
 
     @classmethod
-    def from_environment(cls, environ: Mapping[str, str] | None = None) -> TaskStates:
-        env = os.environ if environ is None else environ
-        fail_at = env.get(FAILS_AT_ENV, "error")
-        on_error = env.get(FAILS_ON_ERROR_ENV, "1")
-        if on_error not in ("0", "1"):
-            raise ValueError(f"{FAILS_ON_ERROR_ENV} must be 1 or 0, got {on_error!r}")
-        try:
-            return cls(_level(fail_at), on_error == "1")
-        except KeyError:
-            raise ValueError(
-                f"{FAILS_AT_ENV} must be warning, error, critical or never, got {fail_at!r}"
-            ) from None
+    def parse(cls, fail_at: str, fail_on_error: bool) -> TaskStates:
+        """From the name of `fail_at` (warning, error, critical or never); KeyError for
+        another name."""
+        return cls(_level(fail_at), fail_on_error)
 
 
 def _level(name: str) -> AlertLevel | None:

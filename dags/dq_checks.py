@@ -13,7 +13,6 @@ a stale manifest, and imports neither Spark nor the checks. Replays: DQ_DAG_STAR
 from __future__ import annotations
 
 import datetime as dt
-import os
 from pathlib import Path
 
 from airflow.providers.standard.operators.empty import EmptyOperator
@@ -27,21 +26,15 @@ from airflow.sdk import (
     task,
 )
 
-from scheduling.manifest import MANIFEST_ENV, Entry, asset_key, load_manifest, task_ids
+from scheduling.airflow.manifest import Entry, asset_key, load_manifest, task_ids
+from scheduling.config import DagConfig
 
 TICK = dt.timedelta(minutes=15)
-MANIFEST = Path(os.environ.get(MANIFEST_ENV) or Path(__file__).with_name("dq_checks.json"))
-ENTRIES = load_manifest(MANIFEST)  # a missing or stale manifest is this file's import error
+# Read when Airflow parses this file, in the DAG processor: no run, no Settings exist yet.
+CONFIG = DagConfig.from_environment(default_manifest=Path(__file__).with_name("dq_checks.json"))
+ENTRIES = load_manifest(CONFIG.manifest)  # a missing or stale manifest is this file's import error
 BY_TASK = {e.task_id: e for e in ENTRIES}
 CLOCK = "clock"  # what starts a run: the 15-minute clock, or an upstream asset's key
-
-
-def _moment(name: str, default: dt.datetime | None) -> dt.datetime | None:
-    text = os.environ.get(name)
-    if not text:
-        return default
-    moment = dt.datetime.fromisoformat(text)
-    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
 
 
 def _window() -> tuple[dt.datetime, dt.datetime]:
@@ -56,7 +49,7 @@ def _window() -> tuple[dt.datetime, dt.datetime]:
 
 
 def _evaluate(trigger: str) -> list[str]:
-    from scheduling.airflow_tasks import OUTCOMES, due, due_on_assets, evaluate
+    from scheduling.airflow.tasks import OUTCOMES, due, due_on_assets, evaluate
 
     context = get_current_context()
     start, end = _window()
@@ -68,7 +61,7 @@ def _evaluate(trigger: str) -> list[str]:
 
 
 def _result(task_id: str) -> dict[str, object]:
-    from scheduling.airflow_tasks import OUTCOMES, settle
+    from scheduling.airflow.tasks import OUTCOMES, settle
 
     entry = BY_TASK[task_id]
     start, end = _window()
@@ -78,7 +71,7 @@ def _result(task_id: str) -> dict[str, object]:
 
 
 def _publish(task_id: str, outlet_events=None) -> dict[str, object]:  # type: ignore[no-untyped-def]
-    from scheduling.airflow_tasks import OUTCOMES, publication
+    from scheduling.airflow.tasks import OUTCOMES, publication
 
     ti = get_current_context()["ti"]
     summary = ti.xcom_pull(task_ids=f"{task_id}.result")  # when the result task ran (a retry)
@@ -117,8 +110,8 @@ def _checks(entries: list[Entry], trigger: str) -> None:
 
 
 DEFAULTS = {
-    "retries": int(os.environ.get("DQ_TASK_RETRIES", "1")),
-    "retry_delay": dt.timedelta(seconds=float(os.environ.get("DQ_TASK_RETRY_DELAY_S", "120"))),
+    "retries": CONFIG.retries,
+    "retry_delay": CONFIG.retry_delay,
     "execution_timeout": dt.timedelta(minutes=10),
 }
 
@@ -126,9 +119,9 @@ DEFAULTS = {
 @dag(
     dag_id="dq_checks",
     schedule=CronDataIntervalTimetable("*/15 * * * *", timezone="UTC"),
-    start_date=_moment("DQ_DAG_START", dt.datetime(2026, 1, 1, tzinfo=dt.UTC)),
-    end_date=_moment("DQ_DAG_END", None),
-    catchup=os.environ.get("DQ_DAG_CATCHUP", "0").lower() in ("1", "true"),
+    start_date=CONFIG.start,
+    end_date=CONFIG.end,
+    catchup=CONFIG.catchup,
     max_active_runs=1,
     dagrun_timeout=dt.timedelta(minutes=14),
     default_args=DEFAULTS,
@@ -151,7 +144,7 @@ def _after_dag(key: str, spec: dict[str, str]) -> None:
         dag_id=f"dq_checks_after_{task_ids([key])[key]}",
         description=f"dq-checkers checks run when {key} is updated",
         schedule=ref,
-        start_date=_moment("DQ_DAG_START", dt.datetime(2026, 1, 1, tzinfo=dt.UTC)),
+        start_date=CONFIG.start,
         max_active_runs=1,
         default_args=DEFAULTS,
         tags=["data-quality"],

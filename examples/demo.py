@@ -113,7 +113,7 @@ def run_demo(
     from checkers.spark import spark_session
     from checks.examples import __all__ as names
     from examples.warehouse import append_day, build_warehouse
-    from scheduling.console import outcome_lines
+    from scheduling.cli.console import outcome_lines
     from scheduling.report import write_report
     from scheduling.runner import run_due
     from scheduling.settings import Settings

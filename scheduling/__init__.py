@@ -1,6 +1,8 @@
-"""Scheduling: clocks, due windows, the runner (`run_check`, `run_due`), run history, the local
-scheduler and the `dq` command line. Clocks import nothing heavy (the DAG uses them at run time
-gates); the runner imports Spark only when something runs."""
+"""Scheduling: clocks, due windows, claims, the runner (`run_check`, `run_due`), outages and run
+history; `config` reads the environment and dq.toml once and `settings` builds a run's settings
+from it. Below it by audience: `cli/` (the `dq` command), `report/` (the HTML report) and
+`airflow/` (the DAG's manifest and tasks). Clocks import nothing heavy (the DAG uses them at run
+time gates); the runner imports Spark only when something runs."""
 
 from scheduling.clocks import Clock, Cron, Every
 

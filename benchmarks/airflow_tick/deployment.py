@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from scheduling.airflow.manifest import clock_spec
 from scheduling.clocks import Cron
-from scheduling.manifest import clock_spec
 
 CHECKS, DUE = 20, 6  # per source
 PACKAGE = "tick_checks"

@@ -34,7 +34,7 @@ def _window() -> tuple[dt.datetime, dt.datetime]:
 
 
 def _is_due(clock: dict | None) -> bool:
-    from scheduling.manifest import clock_from_spec
+    from scheduling.airflow.manifest import clock_from_spec
     from scheduling.windows import is_due
 
     start, end = _window()

@@ -14,7 +14,8 @@ from alerting import EscalationPolicy, Silence, add_silence
 from alerting.reconcile import RECONCILED, reconcile_mutes
 from checkers import AlertLevel
 from checkers.storage import notifications
-from scheduling.cli import EXIT_OK, EXIT_USAGE, main
+from scheduling.cli import main
+from scheduling.cli.exits import EXIT_OK, EXIT_USAGE
 from scheduling.settings import Settings
 from tests.alerting.conftest import T0
 from tests.alerting.scenarios import (

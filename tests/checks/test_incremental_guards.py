@@ -24,7 +24,8 @@ from checks import QualityCheck
 from checks.definition import CheckDefinitionError
 from checks.incremental import Incremental
 from checks.partition_store import PartitionStore
-from scheduling.cli import EXIT_DRIFT, EXIT_FAILED, main
+from scheduling.cli import main
+from scheduling.cli.exits import EXIT_DRIFT, EXIT_FAILED
 from scheduling.drift import differences
 from scheduling.tick.evaluate import evaluate_checks
 from tests.checks.test_incremental import DAYS, NOW, flights_by_day, write_day  # noqa: F401

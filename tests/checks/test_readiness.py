@@ -17,7 +17,7 @@ from checkers.parsers import CallableParser, CsvParser, ParquetParser, TablePars
 from checkers.storage import MIGRATIONS, migrate, project_database, readiness, runs
 from checks import Guarded, QualityCheck
 from checks.registry import discover_all
-from scheduling.manifest import build_manifest
+from scheduling.airflow.manifest import build_manifest
 from scheduling.runner import RunReport, run_checks
 from scheduling.settings import Settings
 from scheduling.tick.markers import marker_path, read_marker

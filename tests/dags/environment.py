@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from scheduling.manifest import build_manifest, render
+from scheduling.airflow.manifest import build_manifest, render
 from tests.dags import fixture_checks
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from scheduling.manifest import build_manifest, render
+from scheduling.airflow.manifest import build_manifest, render
 from tests.dags.environment import dag_environment
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,7 +54,7 @@ def test_a_stale_manifest_is_the_dags_import_error(airflow_env, tmp_path):
         "DQ_MANIFEST": str(manifest),
     }
     code = (
-        "import json, sys; from scheduling.manifest import build_manifest, render; "
+        "import json, sys; from scheduling.airflow.manifest import build_manifest, render; "
         "manifest = build_manifest([], packages=['team_checks']); "
         "open(sys.argv[1], 'w').write(render(manifest))"
     )
@@ -87,7 +87,7 @@ after = dt.datetime(2026, 11, 22, 7, 0, tzinfo=dt.UTC)
 module.get_current_context = lambda: {"dag_run": types.SimpleNamespace(run_after=after)}
 start, end = module._window()
 print(start.isoformat(), end.isoformat())
-from scheduling.airflow_tasks import due
+from scheduling.airflow.tasks import due
 print(sorted(e.name for e in due(module.ENTRIES, start, end)), 'pyspark' in sys.modules)
 """
     out = subprocess.run(

@@ -44,7 +44,7 @@ def evaluate(target: str) -> dict[str, object]:
                 for o in outcomes
             }
         }
-        from scheduling.doctor import executors_finding, spark_finding
+        from scheduling.cli.doctor import executors_finding, spark_finding
 
         findings = [spark_finding(spark), executors_finding(spark, checks_packages())]
         result["doctor"] = {f.name: {"ok": f.ok, "line": f.line()} for f in findings}

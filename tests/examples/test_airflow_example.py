@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 from checkers import Status
-from scheduling.cli import EXIT_FAILED, EXIT_OK, main
+from scheduling.cli import main
+from scheduling.cli.exits import EXIT_FAILED, EXIT_OK
 from scheduling.runner import run_checks
 from scheduling.settings import Settings
 

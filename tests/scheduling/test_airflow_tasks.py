@@ -10,8 +10,9 @@ from airflow.sdk.exceptions import AirflowFailException
 
 from checkers.levels import AlertLevel
 from checks.task_states import TaskStates, TaskVerdict
-from scheduling.airflow_tasks import CheckNotEvaluated, due, due_on_assets, green, settle
-from scheduling.manifest import Entry
+from scheduling.airflow.manifest import Entry
+from scheduling.airflow.tasks import CheckNotEvaluated, due, due_on_assets, green, settle
+from scheduling.config import Config
 
 UTC = dt.UTC
 START, END = dt.datetime(2026, 11, 22, 6, 45, tzinfo=UTC), dt.datetime(2026, 11, 22, 7, tzinfo=UTC)
@@ -43,14 +44,18 @@ def test_each_outcome_gives_its_task_verdict(states, expected):
     assert TaskStates.from_spec(states.spec()) == states  # through the manifest unchanged
 
 
+def _defaults(environ: dict[str, str]) -> TaskStates:
+    return Config.from_environment(environ).task_states()
+
+
 def test_deployment_defaults_come_from_the_environment():
-    assert TaskStates.from_environment({}) == TaskStates()
+    assert _defaults({}) == TaskStates()
     env = {"DQ_TASK_FAILS_AT": "never", "DQ_TASK_FAILS_ON_ERROR": "0"}
-    assert TaskStates.from_environment(env) == TaskStates(fail_at=None, fail_on_error=False)
+    assert _defaults(env) == TaskStates(fail_at=None, fail_on_error=False)
     with pytest.raises(ValueError, match="DQ_TASK_FAILS_AT must be warning, error, critical"):
-        TaskStates.from_environment({"DQ_TASK_FAILS_AT": "loud"})
+        _defaults({"DQ_TASK_FAILS_AT": "loud"})
     with pytest.raises(ValueError, match="DQ_TASK_FAILS_ON_ERROR must be 1 or 0"):
-        TaskStates.from_environment({"DQ_TASK_FAILS_ON_ERROR": "yes"})
+        _defaults({"DQ_TASK_FAILS_ON_ERROR": "yes"})
     with pytest.raises(ValueError, match="would fail passing checks"):
         TaskStates(fail_at=AlertLevel.OK)
 
@@ -81,13 +86,13 @@ def test_a_checks_own_task_states_win_over_the_deployments():
         owner="",
         task_states=TaskStates(fail_at=AlertLevel.CRITICAL, fail_on_error=False).spec(),
     )
-    strict = {"DQ_TASK_FAILS_AT": "warning"}
+    strict = Config.from_environment({"DQ_TASK_FAILS_AT": "warning"})
     error_failure = _summary("failed", "ERROR")
-    assert settle(relaxed, error_failure, attempt=1, start=START, end=END, defaults=strict)
+    assert settle(relaxed, error_failure, attempt=1, start=START, end=END, config=strict)
     plain = Entry(name="c", task_id="c", clock=None, owner="")
     with pytest.raises(AirflowFailException):
         settle(
-            plain, _summary("failed", "WARNING"), attempt=1, start=START, end=END, defaults=strict
+            plain, _summary("failed", "WARNING"), attempt=1, start=START, end=END, config=strict
         )
 
 
@@ -118,11 +123,12 @@ def test_an_upstream_assets_event_runs_the_checks_declaring_it():
 
 def test_only_a_task_that_must_fail_needs_a_process():
     entry = Entry(name="c", task_id="c", clock=None, owner="")
-    assert green(entry, _summary("passed"))
-    assert green(entry, _summary("failed", "WARNING"))
-    assert not green(entry, _summary("failed", "ERROR"))
-    assert not green(entry, _summary("error", "ERROR"))
-    assert not green(entry, {"check": "c", "status": "held", "summary": "held"})
+    defaults = _defaults({})
+    assert green(entry, _summary("passed"), defaults)
+    assert green(entry, _summary("failed", "WARNING"), defaults)
+    assert not green(entry, _summary("failed", "ERROR"), defaults)
+    assert not green(entry, _summary("error", "ERROR"), defaults)
+    assert not green(entry, {"check": "c", "status": "held", "summary": "held"}, defaults)
     marker_lost = {**_summary("passed"), "readiness_error": "read-only file system"}
-    assert not green(entry, marker_lost)  # the result task fails and retries
-    assert green(entry, _summary("failed", "CRITICAL"), {"DQ_TASK_FAILS_AT": "never"})
+    assert not green(entry, marker_lost, defaults)  # the result task fails and retries
+    assert green(entry, _summary("failed", "CRITICAL"), _defaults({"DQ_TASK_FAILS_AT": "never"}))

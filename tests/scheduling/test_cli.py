@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from scheduling.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, main
+from scheduling.cli import main
+from scheduling.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from tests.metrics.jobs import count_jobs
 
 

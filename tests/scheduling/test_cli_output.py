@@ -12,7 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scheduling.cli import EXIT_ERROR, EXIT_OK, main
+from scheduling.cli import main
+from scheduling.cli.exits import EXIT_ERROR, EXIT_OK
 from tests.scheduling.cli_output_checks import write_data
 
 REPO = Path(__file__).resolve().parents[2]

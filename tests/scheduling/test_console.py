@@ -13,8 +13,8 @@ import pytest
 
 from checkers.levels import AlertLevel
 from checkers.outcome import CheckOutcome, Status
-from scheduling.console import Style, details, outcome_lines, status_words, tally
-from scheduling.run_output import run_document, run_lines
+from scheduling.cli.console import Style, details, outcome_lines, status_words, tally
+from scheduling.cli.run_output import run_document, run_lines
 from scheduling.runner import RunReport
 
 T0 = dt.datetime(2026, 11, 22, 6, 0, tzinfo=dt.UTC)

@@ -9,7 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scheduling.cli import EXIT_CRASH, EXIT_USAGE, main
+from scheduling.cli import main
+from scheduling.cli.exits import EXIT_CRASH, EXIT_USAGE
 
 REPO = Path(__file__).resolve().parents[2]
 # SQLAlchemy cannot parse it, and nothing in dq expects that: an uncaught exception

@@ -16,7 +16,8 @@ import sqlalchemy as sa
 
 from checkers.outcome import Status
 from checkers.storage import incidents
-from scheduling.cli import EXIT_ERROR, EXIT_INVALID, EXIT_OK, EXIT_USAGE, main
+from scheduling.cli import main
+from scheduling.cli.exits import EXIT_ERROR, EXIT_INVALID, EXIT_OK, EXIT_USAGE
 from scheduling.history import history
 from scheduling.settings import Settings
 from tests.scheduling.broken_package import (

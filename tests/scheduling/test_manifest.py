@@ -8,8 +8,9 @@ import sys
 
 import pytest
 
-from scheduling.cli import EXIT_INVALID, EXIT_OK, main
-from scheduling.manifest import StaleManifest, load_manifest, task_ids
+from scheduling.airflow.manifest import StaleManifest, load_manifest, task_ids
+from scheduling.cli import main
+from scheduling.cli.exits import EXIT_INVALID, EXIT_OK
 
 CHECK = """
 from checkers import PredicateSingleDatasetChecker

@@ -26,7 +26,7 @@ import sqlalchemy as sa
 from alerting import EscalationPolicy, handle_outcome
 from checkers import AlertLevel
 from checkers.storage import incidents, notifications, project_database, runs, spool_replays
-from scheduling.cli import EXIT_INFRA, EXIT_OK
+from scheduling.cli.exits import EXIT_INFRA, EXIT_OK
 from scheduling.outage import record_or_spool, replay_spool
 from scheduling.settings import Settings
 from scheduling.spool import Spool

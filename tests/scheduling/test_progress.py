@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import os
 
-from scheduling.progress import RunProgress
+from scheduling.cli.progress import RunProgress
 
 
 def drawn(*, enabled: bool) -> str:

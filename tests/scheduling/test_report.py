@@ -12,8 +12,8 @@ import pytest
 
 from checkers import AlertLevel, CheckOutcome, Status
 from scheduling.report import outliers, status_words
-from scheduling.report_plot import time_ticks, value_ticks
-from scheduling.report_sections import href
+from scheduling.report.plot import time_ticks, value_ticks
+from scheduling.report.sections import href
 from tests.scheduling.report_fixture import HOSTILE, build
 
 

@@ -16,7 +16,8 @@ from alerting.policy import EscalationPolicy
 from checkers import CheckOutcome, Status
 from checkers.storage import claims, project_database, runs, utc_now
 from scheduling.claims import Claim, ClaimState, claim, hold_windows, mark_done
-from scheduling.cli import EXIT_FAILED, EXIT_OK, main
+from scheduling.cli import main
+from scheduling.cli.exits import EXIT_FAILED, EXIT_OK
 from scheduling.runner import run_window
 from scheduling.settings import Settings
 from scheduling.tick.record import record

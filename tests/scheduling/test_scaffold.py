@@ -14,7 +14,7 @@ import pytest
 from alerting.config import load_config
 from checkers.levels import AlertLevel
 from scheduling.cli import main
-from scheduling.scaffold import scaffold_files
+from scheduling.cli.scaffold import scaffold_files
 
 
 @pytest.fixture

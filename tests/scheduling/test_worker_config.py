@@ -5,20 +5,21 @@ from __future__ import annotations
 
 import pytest
 
+from scheduling.airflow.worker_config import WorkerConfigurationError
+from scheduling.airflow.worker_config import worker_problems as _worker_problems
+from scheduling.config import AIRFLOW_TASK_ENV, Config
 from scheduling.settings import Settings
-from scheduling.worker_config import (
-    AIRFLOW_TASK_ENV,
-    WorkerConfigurationError,
-    under_airflow,
-    worker_problems,
-)
 
 TASK = {AIRFLOW_TASK_ENV: "dq_checks"}  # what Airflow's task runner exports to every task
 SHARED = {"DQ_DATABASE_URL": "postgresql+psycopg://dq@db.internal/dq", "DQ_STATE_DIR": "/srv/dq"}
 
 
+def worker_problems(environ: dict[str, str]) -> list[str]:
+    return _worker_problems(Config.from_environment(environ))
+
+
 def test_outside_airflow_relative_defaults_stay() -> None:
-    assert not under_airflow({})
+    assert not Config.from_environment({}).under_airflow
     assert worker_problems({}) == []
     assert worker_problems({"DQ_DATABASE_URL": "sqlite:///dq.db", "DQ_STATE_DIR": "x"}) == []
 

@@ -13,19 +13,17 @@ from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
-from scheduling.report_assets import CSS, JS, json_block
-from scheduling.report_data import CheckHistory, load_histories
-from scheduling.report_plot import outliers, series_of, svg_plot
-from scheduling.report_sections import (
+from scheduling.report.assets import CSS, JS, json_block
+from scheduling.report.data import CheckHistory, load_histories
+from scheduling.report.plot import series_of, svg_plot
+from scheduling.report.sections import (
     STATUS_WORDS,
     check_section,
     latest_table,
-    reading,
-    status_words,
 )
 
 e = html.escape
-__all__ = ["outliers", "reading", "render_report", "status_words", "write_report"]
+__all__ = ["render_report", "write_report"]
 
 
 def _anchors(checks: list[CheckHistory]) -> dict[str, tuple[str, str]]:

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from checkers.outcome import CheckOutcome
-from scheduling.console import Style, duration, outcome_lines, seconds, tally
+from scheduling.cli.console import Style, duration, outcome_lines, seconds, tally
+from scheduling.cli.exits import MEANINGS
 from scheduling.drift import DriftReport
-from scheduling.exits import MEANINGS
 from scheduling.tick.passes import EnginePass
 from scheduling.tick.report import RunReport
 

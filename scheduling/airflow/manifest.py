@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,16 +22,15 @@ if TYPE_CHECKING:
     from checks.problems import DefinitionProblem
 
 VERSION = 2
-MANIFEST_ENV = "DQ_MANIFEST"
-DAGS_DIR = Path(__file__).resolve().parent.parent / "dags"
+DAGS_DIR = Path(__file__).resolve().parents[2] / "dags"
 REGENERATE = "regenerate it at deploy time: dq manifest --out {path}"
 
 
-def manifest_path() -> Path:
-    """The manifest `dq manifest` writes and `dq doctor` checks: DQ_MANIFEST, else the one
-    beside this repository's DAG. (The DAG reads DQ_MANIFEST, else dq_checks.json beside its
-    own file, wherever it was copied.)"""
-    return Path(os.environ.get(MANIFEST_ENV) or DAGS_DIR / "dq_checks.json")
+def manifest_path(configured: str | None = None) -> Path:
+    """The manifest `dq manifest` writes and `dq doctor` checks: the `configured` one
+    (DQ_MANIFEST), else the one beside this repository's DAG. (The DAG reads DQ_MANIFEST, else
+    dq_checks.json beside its own file, wherever it was copied.)"""
+    return Path(configured or DAGS_DIR / "dq_checks.json")
 
 
 def clock_spec(clock: object) -> dict[str, object] | None:
@@ -197,10 +195,9 @@ def _differences(recorded: Mapping[str, str], current: Mapping[str, str]) -> lis
     )
 
 
-def load_manifest(path: Path | None = None) -> list[Entry]:
+def load_manifest(where: Path) -> list[Entry]:
     """The manifest's entries, after checking that it is current: raises StaleManifest naming
     the source files added, removed or changed since it was generated."""
-    where = path or manifest_path()
     fix = REGENERATE.format(path=where)
     try:
         data = json.loads(where.read_text())

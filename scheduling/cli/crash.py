@@ -11,7 +11,7 @@ from pathlib import Path
 
 from checkers.spark_logs import log_dir, spark_log
 from checkers.storage import utc_now
-from scheduling.exits import EXIT_CRASH
+from scheduling.cli.exits import EXIT_CRASH
 
 CRASH_LOG = "dq.log"
 

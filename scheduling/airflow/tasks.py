@@ -6,12 +6,13 @@ Airflow is imported only for its exceptions, when a task must fail."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from checkers.outcome import CheckOutcome
 from checks.task_states import TaskStates, TaskVerdict
+from scheduling.airflow.manifest import Entry, asset_key, clock_from_spec
 from scheduling.claims import Claim
-from scheduling.manifest import Entry, asset_key, clock_from_spec
+from scheduling.config import Config
 from scheduling.tick.readiness import Readiness
 from scheduling.windows import is_due
 
@@ -30,15 +31,12 @@ def ok_task(entry: Entry) -> str:
     return f"{entry.task_id}.ok"
 
 
-def states_of(entry: Entry, defaults: Mapping[str, str] | None = None) -> TaskStates:
-    return (
-        TaskStates.from_spec(entry.task_states)
-        if entry.task_states
-        else TaskStates.from_environment(defaults)
-    )
+def states_of(entry: Entry, defaults: TaskStates) -> TaskStates:
+    """The check's own task states, else `defaults` (DQ_TASK_FAILS_AT, DQ_TASK_FAILS_ON_ERROR)."""
+    return TaskStates.from_spec(entry.task_states) if entry.task_states else defaults
 
 
-def green(entry: Entry, summary: Summary, defaults: Mapping[str, str] | None = None) -> bool:
+def green(entry: Entry, summary: Summary, defaults: TaskStates) -> bool:
     """Whether the outcome leaves the check's task green (so it needs no task process)."""
     if summary["status"] == HELD or summary.get("readiness_error"):
         return False
@@ -90,12 +88,18 @@ def evaluate(
     if not chosen:
         return [], {}
     from scheduling.runner import run_window
+    from scheduling.settings import Settings
 
-    run = run_window([e.name for e in chosen], start=start, end=end)
+    config = Config.from_environment()
+    settings = Settings.from_environment(config=config)
+    run = run_window([e.name for e in chosen], start=start, end=end, settings=settings)
     summaries = {n: summary_of(r, run.readiness.get(n)) for n, r in run.results.items()}
     for summary in summaries.values():
         print(summary["summary"])
-    follow = [ok_task(e) if green(e, summaries[e.name]) else result_task(e) for e in chosen]
+    defaults = config.task_states()
+    follow = [
+        ok_task(e) if green(e, summaries[e.name], defaults) else result_task(e) for e in chosen
+    ]
     return follow, summaries
 
 
@@ -111,21 +115,29 @@ def settle(
     attempt: int,
     start: dt.datetime,
     end: dt.datetime,
-    defaults: Mapping[str, str] | None = None,
+    config: Config | None = None,
 ) -> Summary:
     """The check's task state from its outcome: returns the summary (task succeeds) or raises.
-    A retry (`attempt` > 1) evaluates the check again (its ERROR window is claimed anew)."""
+    A retry (`attempt` > 1) evaluates the check again (its ERROR window is claimed anew).
+    `config` defaults to the environment's."""
+    config = config or Config.from_environment()
     if attempt > 1 or summary is None:
         from scheduling.runner import run_window
+        from scheduling.settings import Settings
 
-        again = run_window([entry.name], start=start, end=end, retry_errors=True)
+        settings = Settings.from_environment(config=config)
+        again = run_window(
+            [entry.name], start=start, end=end, retry_errors=True, settings=settings
+        )
         summary = summary_of(again.results[entry.name], again.readiness.get(entry.name))
     print(summary["summary"])
     if summary["status"] == HELD:
         raise CheckNotEvaluated(str(summary["summary"]))
     if summary.get("readiness_error"):  # the outcome is recorded; the marker is not
         raise CheckNotEvaluated(f"{summary['check']}: {summary['readiness_error']}")
-    verdict = states_of(entry, defaults).verdict(str(summary["status"]), str(summary["level"]))
+    verdict = states_of(entry, config.task_states()).verdict(
+        str(summary["status"]), str(summary["level"])
+    )
     if verdict is TaskVerdict.FAIL:
         from airflow.sdk.exceptions import AirflowFailException
 

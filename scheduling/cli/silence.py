@@ -7,8 +7,8 @@ import os
 import sys
 from typing import Any
 
-from scheduling.cli_times import iso_text, parse_time
-from scheduling.exits import EXIT_OK, EXIT_USAGE
+from scheduling.cli.exits import EXIT_OK, EXIT_USAGE
+from scheduling.cli.times import iso_text, parse_time
 
 
 def silence_command(args: argparse.Namespace) -> int:
@@ -23,10 +23,8 @@ def silence_command(args: argparse.Namespace) -> int:
         parse_duration,
         store_silence,
     )
-    from scheduling.settings import Settings
-
     now = parse_time(args.at)
-    settings = Settings.from_environment()
+    settings = args.project.settings
     if args.action == "add":
         try:
             silence = new_silence(

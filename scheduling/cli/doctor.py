@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
-from checkers.shipping import DEPLOYMENT_DOC, checks_packages, explain_worker_error, ship_checks
+from checkers.shipping import DEPLOYMENT_DOC, explain_worker_error, ship_checks
 from checkers.storage import MIGRATIONS, _timeouts, database_url, schema_versions
+from scheduling.airflow.worker_config import worker_problems
+from scheduling.config import Config
 from scheduling.outage import describe
-from scheduling.worker_config import worker_problems
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -38,8 +39,8 @@ class Finding:
         return text if self.ok or not self.fix else f"{text}\n     fix: {self.fix}"
 
 
-def worker_finding() -> Finding:
-    problems = worker_problems()
+def worker_finding(config: Config) -> Finding:
+    problems = worker_problems(config)
     if problems:
         return Finding("worker", False, "; ".join(problems), "set absolute, shared locations")
     return Finding("worker", True, "paths are absolute, or this is not an Airflow task")
@@ -89,11 +90,11 @@ def checks_finding(packages: Sequence[str]) -> Finding:
     return Finding("checks", True, f"{len(found.checks)} check(s) from {where}")
 
 
-def manifest_finding() -> Finding:
+def manifest_finding(configured: str | None = None) -> Finding:
     """The DAG's check list describes the deployed checks (DQ_MANIFEST, else the repository's)."""
-    from scheduling.manifest import StaleManifest, load_manifest, manifest_path
+    from scheduling.airflow.manifest import StaleManifest, load_manifest, manifest_path
 
-    path = manifest_path()
+    path = manifest_path(configured)
     try:
         entries = load_manifest(path)
     except StaleManifest as exc:
@@ -168,15 +169,17 @@ def executors_finding(spark: SparkSession, packages: Sequence[str]) -> Finding:
     return Finding("executors", True, detail)
 
 
-def doctor(*, spark: SparkSession | None = None) -> list[Finding]:
-    """Every finding, on `spark` or the configured target; Spark's only when the session can be
-    had, the executors' only when Spark answers."""
-    packages = list(checks_packages())
+def doctor(config: Config, *, spark: SparkSession | None = None) -> list[Finding]:
+    """Every finding of `config`, on `spark` or the configured target; Spark's only when the
+    session can be had, the executors' only when Spark answers."""
+    found = config.check_packages()
+    found.make_importable()
+    packages = list(found.names)
     findings = [
-        worker_finding(),
-        database_finding(),
+        worker_finding(config),
+        database_finding(config.database_url),
         checks_finding(packages),
-        manifest_finding(),
+        manifest_finding(config.manifest),
     ]
     try:
         session = spark or _session()

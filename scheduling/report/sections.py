@@ -15,7 +15,7 @@ from urllib.request import url2pathname
 
 from checkers.levels import AlertLevel
 from checkers.outcome import CheckOutcome, Status
-from scheduling.report_data import CheckHistory, IncidentStory
+from scheduling.report.data import CheckHistory, IncidentStory
 
 HISTORY_ROWS = 30
 SAMPLE_ROWS = 10

@@ -5,29 +5,16 @@ the fix; elsewhere relative defaults stay as they are."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from pathlib import Path
 
 import sqlalchemy as sa
 
-from checkers.storage import DATABASE_ENV, DEFAULT_DATABASE
-
-STATE_DIR_ENV = "DQ_STATE_DIR"
-DEFAULT_STATE_DIR = ".dq"
-#: Set by Airflow's task runner (Task SDK) in the environment of every task it executes, and
-#: inherited by the processes a task starts (`dq run` from a BashOperator).
-AIRFLOW_TASK_ENV = "AIRFLOW_CTX_DAG_ID"
+from checkers.storage import DEFAULT_DATABASE
+from scheduling.config import DATABASE_ENV, DEFAULT_STATE_DIR, STATE_DIR_ENV, Config
 
 
 class WorkerConfigurationError(ValueError):
     """The worker's settings would give each task its own state."""
-
-
-def under_airflow(environ: Mapping[str, str] | None = None) -> bool:
-    """Whether this process is (or was started by) an Airflow task."""
-    env = os.environ if environ is None else environ
-    return bool(env.get(AIRFLOW_TASK_ENV))
 
 
 def _database_problem(url: str | None) -> str | None:
@@ -61,24 +48,19 @@ def _state_dir_problem(directory: str | None) -> str | None:
     )
 
 
-def worker_problems(
-    environ: Mapping[str, str] | None = None, *, database_url: str | None = None
-) -> list[str]:
+def worker_problems(config: Config, *, database_url: str | None = None) -> list[str]:
     """What would split state between Airflow tasks (empty outside Airflow); `database_url`, when
     given, stands for DQ_DATABASE_URL."""
-    env = os.environ if environ is None else environ
-    if not under_airflow(env):
+    if not config.under_airflow:
         return []
-    url = database_url or env.get(DATABASE_ENV)
-    found = [_database_problem(url), _state_dir_problem(env.get(STATE_DIR_ENV))]
+    url = database_url or config.database_url
+    found = [_database_problem(url), _state_dir_problem(config.state_dir)]
     return [p for p in found if p is not None]
 
 
-def refuse_relative_paths(
-    environ: Mapping[str, str] | None = None, *, database_url: str | None = None
-) -> None:
+def refuse_relative_paths(config: Config, *, database_url: str | None = None) -> None:
     """Raise WorkerConfigurationError, naming each variable and its fix, inside an Airflow task
     whose project database or state directory is relative."""
-    problems = worker_problems(environ, database_url=database_url)
+    problems = worker_problems(config, database_url=database_url)
     if problems:
         raise WorkerConfigurationError("under Airflow: " + "; ".join(problems))

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from string import Template
 
-from scheduling import _init_templates as templates
+from scheduling.cli import _init_templates as templates
 
 #: Names a team's package cannot take: dq-checkers' own packages, and the scaffold's directories.
 RESERVED = frozenset({"alerting", "checkers", "checks", "dags", "scheduling", "data", "tests"})
