@@ -11,7 +11,8 @@ from typing import Protocol
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from checkers.storage import as_utc, mutes
+from alerting.tables import mutes
+from checkers.project_db import as_utc
 
 
 class Mute(Protocol):

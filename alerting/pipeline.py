@@ -24,9 +24,11 @@ from alerting.model import (
 from alerting.mutes import Mute, muted_because, stored_silences
 from alerting.policy import EscalationPolicy
 from alerting.recording import record_in_transaction
+from alerting.tables import incidents, notifications, receiver_threads
 from checkers.levels import AlertLevel
 from checkers.outcome import CheckOutcome
-from checkers.storage import as_utc, incidents, notifications, receiver_threads, runs
+from checkers.project_db import as_utc
+from scheduling.tables import runs
 
 
 @dataclass

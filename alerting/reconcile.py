@@ -22,7 +22,7 @@ from alerting.pipeline import (
     save_effective_level,
 )
 from alerting.policy import EscalationPolicy
-from checkers.storage import incidents, notifications, receiver_threads
+from alerting.tables import incidents, notifications, receiver_threads
 
 #: Status of suppressed rows found, once their mute ended, to need no notification.
 RECONCILED = "reconciled"

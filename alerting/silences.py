@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from alerting.mutes import Silence, add_silence, stored_silences
-from checkers.storage import mutes
+from alerting.tables import mutes
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)([wdhms])")
 _UNITS = {"w": "weeks", "d": "days", "h": "hours", "m": "minutes", "s": "seconds"}

@@ -23,10 +23,10 @@ from checkers.deadlines import DEFAULT_DEADLINE_S
 from checkers.levels import AlertLevel
 from checkers.outcome import CheckOutcome, Status
 from checkers.parsers import PARTITION_COLUMN, Parser
+from checkers.project_db import utc_now
 from checkers.redaction import redact_values
 from checkers.shipping import ship_checks
 from checkers.spark import spark_session
-from checkers.storage import utc_now
 from checkers.tolerances import FailureCounts
 from checks.base import QualityCheck
 from checks.incremental_run import (

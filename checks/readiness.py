@@ -31,9 +31,11 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from checkers.outcome import CheckOutcome, Status
-from checkers.storage import as_utc, readiness, runs, utc_now
+from checkers.project_db import as_utc, utc_now
 from checks.assets import Guarded
 from checks.markers import marker_content, marker_path, read_marker, window_end, write_marker
+from checks.readiness_table import readiness
+from scheduling.tables import runs
 
 log = logging.getLogger(__name__)
 GREEN = (Status.PASSED, Status.TOLERATED)

@@ -195,7 +195,7 @@ def _cmd_deliver(args: argparse.Namespace) -> int:
 
 
 def _cmd_scheduler(args: argparse.Namespace) -> int:
-    from checkers.storage import utc_now
+    from checkers.project_db import utc_now
     from scheduling.runner import run_due
 
     interval = dt.timedelta(minutes=args.interval_minutes)
@@ -367,7 +367,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     import sqlalchemy as sa
 
-    from checkers.storage import database_url
+    from checkers.project_db import database_url
     from scheduling.crash import crashed
     from scheduling.outage import describe, unavailable
     from scheduling.worker_config import WorkerConfigurationError

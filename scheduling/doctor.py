@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
+from checkers.project_db import database_url, schema_versions
+from checkers.project_db.engine import timeouts
 from checkers.shipping import DEPLOYMENT_DOC, checks_packages, explain_worker_error, ship_checks
-from checkers.storage import MIGRATIONS, _timeouts, database_url, schema_versions
 from scheduling.outage import describe
+from scheduling.schema import MIGRATIONS
 from scheduling.worker_config import worker_problems
 
 if TYPE_CHECKING:
@@ -51,7 +53,7 @@ def database_finding(url: str | None = None) -> Finding:
     shown = where.render_as_string(hide_password=True)
     if where.get_backend_name() == "sqlite" and not Path(where.database or "").is_file():
         return Finding("database", False, f"{shown}: no such file", "check DQ_DATABASE_URL")
-    engine = sa.create_engine(where, connect_args=_timeouts(where))
+    engine = sa.create_engine(where, connect_args=timeouts(where))
     try:
         with engine.connect() as connection:
             if not sa.inspect(connection).has_table(schema_versions.name):

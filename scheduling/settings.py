@@ -28,10 +28,10 @@ from alerting.receivers import (
 )
 from checkers.deadlines import DEFAULT_DEADLINE_S
 from checkers.levels import AlertLevel
-from checkers.storage import database_url as _database_url
-from checkers.storage import project_database
+from checkers.project_db import database_url as _database_url
 from checks.loading import DEFAULT_PARALLELISM
 from scheduling.outage import database_unavailable, unavailable
+from scheduling.schema import project_database
 from scheduling.worker_config import DEFAULT_STATE_DIR, STATE_DIR_ENV, refuse_relative_paths
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from checkers.storage import DATABASE_ENV, DEFAULT_DATABASE
+from checkers.project_db import DATABASE_ENV, DEFAULT_DATABASE
 
 STATE_DIR_ENV = "DQ_STATE_DIR"
 DEFAULT_STATE_DIR = ".dq"

@@ -23,13 +23,13 @@ from checkers import (
 )
 from checkers.metrics import Check, CheckLevel
 from checkers.parsers import HivePartitions, ParquetParser
-from checkers.storage import migrate
 from checkers.tolerances import KnownBroken
 from checks import QualityCheck
 from checks.evaluation import evaluate_checks
 from checks.incremental import Incremental
 from checks.partition_store import PartitionStore
 from scheduling.drift import differences
+from scheduling.schema import migrate
 
 DAYS = [dt.date(2013, 1, d) for d in range(1, 6)]
 NOW = dt.datetime(2013, 2, 1, tzinfo=dt.UTC)

@@ -14,8 +14,8 @@ import sys
 import pytest
 import sqlalchemy as sa
 
+from alerting.tables import incidents
 from checkers.outcome import Status
-from checkers.storage import incidents
 from scheduling.cli import EXIT_ERROR, EXIT_INVALID, EXIT_OK, EXIT_USAGE, main
 from scheduling.history import history
 from scheduling.settings import Settings

@@ -24,12 +24,14 @@ import pytest
 import sqlalchemy as sa
 
 from alerting import EscalationPolicy, handle_outcome
+from alerting.tables import incidents, notifications
 from checkers import AlertLevel
-from checkers.storage import incidents, notifications, project_database, runs, spool_replays
 from scheduling.cli import EXIT_INFRA, EXIT_OK
 from scheduling.outage import record_or_spool, replay_spool
+from scheduling.schema import project_database
 from scheduling.settings import Settings
 from scheduling.spool import Spool
+from scheduling.tables import runs, spool_replays
 from tests.alerting.conftest import outcome
 from tests.conftest import POSTGRES_URL
 from tests.scheduling.outages import (
@@ -288,11 +290,11 @@ def test_a_silent_project_database_is_an_outage_not_a_hang(driver, tmp_path, mon
     """A server that accepts the connection and never answers: without the project database's own
     timeouts the run would wait forever (PyMySQL has no read timeout by default); with them the
     run knows the database is unavailable and spools."""
-    from checkers import storage
+    from checkers.project_db import engine as project_engine
     from tests.checkers.slow_sources import silent_listener
 
-    monkeypatch.setattr(storage, "PROJECT_CONNECT_TIMEOUT_S", 1)
-    monkeypatch.setattr(storage, "PROJECT_READ_TIMEOUT_S", 1)
+    monkeypatch.setattr(project_engine, "PROJECT_CONNECT_TIMEOUT_S", 1)
+    monkeypatch.setattr(project_engine, "PROJECT_READ_TIMEOUT_S", 1)
     monkeypatch.setenv("DQ_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("DQ_CONFIG", str(tmp_path / "none.toml"))
     with silent_listener() as (port, accepted):

@@ -16,8 +16,8 @@ from alerting import EscalationPolicy, RetryPolicy
 from alerting.receivers import SlackReceiver
 from checkers import AlertLevel
 from checkers.metrics import Mean, MetricsRepository, Size, SqlStateStore, metrics_for_view
-from checkers.storage import project_database
 from scheduling.runner import run_due
+from scheduling.schema import project_database
 from scheduling.settings import Settings
 from tests.alerting.servers import PagerDutyStandIn, SlackStandIn, http_server
 from tests.upgrade.wave2_checks import CHECKS, SCHEMA, SERIES, VIEW, OrdersHaveAmounts

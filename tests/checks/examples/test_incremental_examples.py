@@ -7,11 +7,11 @@ from __future__ import annotations
 import pandas as pd
 import sqlalchemy as sa
 
-from checkers.storage import migrate
 from checks.evaluation import evaluate_checks
 from checks.examples import FlightDelaysMatchTimes, FlightsMetricSuite
 from checks.partition_store import PartitionStore
 from scheduling.drift import differences
+from scheduling.schema import migrate
 from tests.checks.examples.conftest import NOW
 
 CHECKS = [FlightsMetricSuite, FlightDelaysMatchTimes]
