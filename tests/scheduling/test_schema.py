@@ -46,3 +46,15 @@ def test_a_fresh_database_gets_every_packages_tables(kind, tmp_path):
                 assert sorted(versions.scalars()) == list(range(1, 10))
         finally:
             engine.dispose()
+
+
+def test_migration_9_creates_history_and_states_a_database_never_had(tmp_path, monkeypatch):
+    from scheduling.schema import migrate
+
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'dq.db'}")
+    monkeypatch.setattr("scheduling.schema.MIGRATIONS", MIGRATIONS[:8])
+    assert migrate(engine) == 8
+    assert not HISTORY_AND_STATES & set(sa.inspect(engine).get_table_names())
+    monkeypatch.undo()
+    assert migrate(engine) == 9
+    assert set(sa.inspect(engine).get_table_names()) >= HISTORY_AND_STATES
