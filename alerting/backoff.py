@@ -10,7 +10,8 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from checkers.storage import as_utc, receiver_backoff
+from alerting.tables import receiver_backoff
+from checkers.project_db import as_utc
 
 
 @dataclass(frozen=True)

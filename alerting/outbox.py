@@ -13,7 +13,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from alerting.model import Notification
 from alerting.receivers.base import Thread
-from checkers.storage import notifications, receiver_threads
+from alerting.tables import notifications, receiver_threads
 
 n = notifications
 

@@ -18,7 +18,7 @@ from alerting.stages import notify
 from alerting.store import IncidentStore, MuteStore, NotificationStore, inserted_id
 from checkers.levels import AlertLevel
 from checkers.outcome import CheckOutcome
-from checkers.storage import runs
+from scheduling.tables import runs
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """SQL around the decision path: incidents, outbox rows and receiver threads as recording writes
-them, stored silences. The tables are defined in checkers.storage.
+them, stored silences. The tables are defined in alerting.tables.
 
 Small classes, one per table group, each bound to the caller's Connection: everything a recording
 writes visibly goes through the one transaction it was handed (run, incident, outbox and claim
@@ -21,15 +21,10 @@ from alerting.decisions import LastNotice
 from alerting.model import Incident, IncidentStatus, NotifyReason
 from alerting.mutes import Silence
 from alerting.stages import Decision, ReceiverThread
+from alerting.tables import incidents, mutes, notifications, receiver_threads
 from checkers.levels import AlertLevel
 from checkers.outcome import CheckOutcome
-from checkers.storage import (
-    as_utc,
-    incidents,
-    mutes,
-    notifications,
-    receiver_threads,
-)
+from checkers.project_db import as_utc
 
 
 class IncidentStore:

@@ -50,12 +50,12 @@ from checkers.metrics import (
 )
 from checkers.outcome import CheckOutcome
 from checkers.parsers import HivePartitions, ParquetParser
-from checkers.storage import project_database
 from checks import QualityCheck
 from checks.incremental import Incremental
 from examples.partitioned_flights import flight_days, write_days
 from scheduling.clocks import Cron
 from scheduling.runner import run_checks, run_due
+from scheduling.schema import project_database
 from scheduling.settings import Settings
 
 TICK = dt.time(6, 0)

@@ -68,7 +68,7 @@ def jvm_output_to(path: Path | None) -> Iterator[None]:
 
 
 def _open_log(path: Path) -> int:
-    from checkers.storage import utc_now
+    from checkers.project_db import utc_now
 
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists() and path.stat().st_size > ROTATE_BYTES:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, ClassVar
 
 from checkers.levels import AlertLevel, AlertLevelPolicy, FixedLevel
-from checkers.storage import utc_now
+from checkers.project_db import utc_now
 from checkers.tolerances import NoFailures, Tolerance
 from checks import registry
 from checks.definition import refuse_shared_asset, validate_definition

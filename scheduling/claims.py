@@ -18,7 +18,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from checkers.outcome import CheckOutcome
-from checkers.storage import as_utc, claims, runs, utc_now
+from checkers.project_db import as_utc, utc_now
+from scheduling.tables import claims, runs
 
 log = logging.getLogger(__name__)
 LEASE_ENV = "DQ_CLAIM_LEASE_SECONDS"

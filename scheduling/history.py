@@ -9,7 +9,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from checkers.outcome import CheckOutcome
-from checkers.storage import as_utc, runs
+from checkers.project_db import as_utc
+from scheduling.tables import runs
 
 
 @dataclass(frozen=True)

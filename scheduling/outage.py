@@ -19,8 +19,9 @@ from alerting.policy import EscalationPolicy
 from alerting.recording import record_in_transaction
 from alerting.render import reason, state
 from checkers.outcome import CheckOutcome
-from checkers.storage import migrate, spool_replays
+from scheduling.schema import migrate
 from scheduling.spool import Spool, SpoolEntry
+from scheduling.tables import spool_replays
 from scheduling.windows import last_window_ends, remember_window_ends
 
 if TYPE_CHECKING:

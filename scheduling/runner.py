@@ -82,7 +82,7 @@ def run_check(
 ) -> CheckOutcome:
     """Run one check whatever its clock says: evaluate, record, alert. Settings default to the
     environment's, `now` to the current time."""
-    from checkers.storage import utc_now
+    from checkers.project_db import utc_now
 
     chosen = settings or Settings.from_environment()
     return run_checks([check], now=now or utc_now(), settings=chosen, spark=spark).outcomes[0]

@@ -27,8 +27,7 @@ from alerting.receivers import (
 )
 from checkers.deadlines import DEFAULT_DEADLINE_S
 from checkers.levels import AlertLevel
-from checkers.storage import database_url as _database_url
-from checkers.storage import project_database
+from checkers.project_db import database_url as _database_url
 from scheduling.airflow.worker_config import refuse_relative_paths
 from scheduling.config import (
     FAILING_ROWS_URL_ENV,
@@ -38,6 +37,7 @@ from scheduling.config import (
     state_path,
 )
 from scheduling.outage import database_unavailable, unavailable
+from scheduling.schema import project_database
 from scheduling.tick.sources import DEFAULT_PARALLELISM
 
 if TYPE_CHECKING:

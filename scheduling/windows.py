@@ -10,7 +10,8 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from checkers.storage import as_utc, scheduler_windows
+from checkers.project_db import as_utc
+from scheduling.tables import scheduler_windows
 
 TICK = dt.timedelta(minutes=15)
 #: How far back a check that has never run (or was down for long) looks for a fire.

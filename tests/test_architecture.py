@@ -94,5 +94,5 @@ def test_the_rules_catch_a_module_that_breaks_them():
     assert _allowed("checks.testing", "scheduling.tick.evaluate")
     assert _allowed("checks.examples.volume", "scheduling.clocks")
     assert _private("checkers.metrics._scan", ["describe_failure"]) == ["_scan"]
-    assert _private("checkers.storage", ["_timeouts", "runs"]) == ["_timeouts"]
+    assert _private("checkers.project_db.engine", ["_timeouts", "timeouts"]) == ["_timeouts"]
     assert _private("checkers", ["__version__"]) == []

@@ -16,7 +16,7 @@ from unittest import mock
 import sqlalchemy as sa
 
 from benchmarks.faults.tally import Row, arrivals, tally
-from checkers.storage import project_database
+from scheduling.schema import project_database
 from scheduling.settings import Settings
 from tests.alerting.deliverers import deliverer_env
 from tests.alerting.scenarios import (

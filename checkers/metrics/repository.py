@@ -15,37 +15,13 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from checkers.engine_tables import metrics_table
 from checkers.metrics._analyzer import Analyzer
 from checkers.metrics._metric import Metric, MetricValue
 from checkers.metrics.state_stores import analyzer_key
 
 if TYPE_CHECKING:
     from checkers.metrics.verification import VerificationResult
-
-_metadata = sa.MetaData()
-metrics_table = sa.Table(
-    "dq_metrics",
-    _metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("source_table", sa.String(300), nullable=False),
-    sa.Column("dataset_time", sa.DateTime(timezone=True), nullable=False),
-    sa.Column("entity", sa.String(20), nullable=False),
-    sa.Column("instance", sa.String(500), nullable=False),
-    sa.Column("name", sa.String(100), nullable=False),
-    sa.Column("analyzer", sa.Text, nullable=False),
-    sa.Column("value", sa.Float(precision=53)),  # numbers; NULL for distributions
-    sa.Column("value_json", sa.Text),  # distributions, exactly as computed
-    sa.Column("pipeline_run_id", sa.String(200)),
-    sa.Column("partition_id", sa.String(200)),
-    sa.Column("partition_ts", sa.DateTime(timezone=True)),
-    sa.Column("tags", sa.Text, nullable=False),  # JSON object
-    sa.Column("check_name", sa.String(300)),
-    sa.Column("check_status", sa.String(20)),
-    sa.Column("constraint_name", sa.String(500)),
-    sa.Column("constraint_status", sa.String(20)),
-    sa.Index("ix_dq_metrics_source_time", "source_table", "dataset_time"),
-    sa.Index("ix_dq_metrics_analyzer_time", "analyzer", "dataset_time"),
-)
 
 
 @dataclass(frozen=True)
@@ -87,7 +63,7 @@ class MetricsRepository:
 
     def __init__(self, url: str | Engine) -> None:
         self.engine = sa.create_engine(url) if isinstance(url, str) else url
-        _metadata.create_all(self.engine, tables=[metrics_table])
+        metrics_table.create(self.engine, checkfirst=True)  # in the project DB: migration 9
 
     def save(
         self,

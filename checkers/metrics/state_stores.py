@@ -18,19 +18,10 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
 
-from sqlalchemy import (
-    Column,
-    DateTime,
-    MetaData,
-    String,
-    Table,
-    Text,
-    create_engine,
-    delete,
-    select,
-)
+from sqlalchemy import create_engine, delete, select
 from sqlalchemy.engine import Engine
 
+from checkers.engine_tables import states_table
 from checkers.metrics._analyzer import Analyzer, State
 from checkers.metrics._serde import decode_state, encode_state
 from checkers.metrics.frequencies import FrequencyState
@@ -189,20 +180,6 @@ class FileStateStore(_RecordStore):
         return sorted(found)
 
 
-_metadata = MetaData()
-states_table = Table(
-    "dq_states",
-    _metadata,
-    Column("dataset", String(255), primary_key=True),
-    Column("partition", String(255), primary_key=True),
-    Column("analyzer", String(1000), primary_key=True),
-    Column("format_version", String(16), nullable=False),
-    Column("kind", String(64), nullable=False),
-    Column("payload", Text, nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
-)
-
-
 class SqlStateStore(_RecordStore):
     """States in a SQL database through SQLAlchemy (SQLite, PostgreSQL); frequency tables as
     Parquet under `frequency_root`. One transaction per saved partition."""
@@ -217,7 +194,7 @@ class SqlStateStore(_RecordStore):
     def _connect(self, *, write: bool) -> Any:
         """A connection (a transaction when writing); the table is created on first use."""
         if not self._schema_ready:
-            _metadata.create_all(self.engine, tables=[states_table])
+            states_table.create(self.engine, checkfirst=True)  # in the project DB: migration 9
             self._schema_ready = True
         return self.engine.begin() if write else self.engine.connect()
 

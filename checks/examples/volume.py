@@ -18,7 +18,7 @@ from checkers.metrics import (
     Seasonal,
     Size,
 )
-from checkers.storage import database_url
+from checkers.project_db import database_url
 from checks import QualityCheck
 from checks.examples._demo import FLIGHTS
 from scheduling.clocks import Cron

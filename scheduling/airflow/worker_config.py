@@ -9,7 +9,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from checkers.storage import DEFAULT_DATABASE
+from checkers.project_db import DEFAULT_DATABASE
 from scheduling.config import DATABASE_ENV, DEFAULT_STATE_DIR, STATE_DIR_ENV, Config
 
 

@@ -161,7 +161,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     import sqlalchemy as sa
 
-    from checkers.storage import database_url
+    from checkers.project_db import database_url
     from scheduling.airflow.worker_config import WorkerConfigurationError
     from scheduling.cli.crash import crashed
     from scheduling.outage import describe, unavailable

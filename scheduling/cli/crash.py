@@ -9,8 +9,8 @@ import sys
 import traceback
 from pathlib import Path
 
+from checkers.project_db import utc_now
 from checkers.spark_logs import log_dir, spark_log
-from checkers.storage import utc_now
 from scheduling.cli.exits import EXIT_CRASH
 
 CRASH_LOG = "dq.log"

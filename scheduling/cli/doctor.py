@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
+from checkers.project_db import database_url, schema_versions
+from checkers.project_db.engine import timeouts as _timeouts
 from checkers.shipping import DEPLOYMENT_DOC, explain_worker_error, ship_checks
-from checkers.storage import MIGRATIONS, _timeouts, database_url, schema_versions
 from scheduling.airflow.worker_config import worker_problems
 from scheduling.config import Config
 from scheduling.outage import describe
+from scheduling.schema import MIGRATIONS
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -123,7 +123,7 @@ def _cmd_deliver(args: argparse.Namespace) -> int:
 
 
 def _cmd_scheduler(args: argparse.Namespace) -> int:
-    from checkers.storage import utc_now
+    from checkers.project_db import utc_now
     from scheduling.runner import run_due
 
     interval = dt.timedelta(minutes=args.interval_minutes)

@@ -18,7 +18,7 @@ def iso_text(text: str) -> str:
 
 
 def parse_time(text: str | None) -> dt.datetime:
-    from checkers.storage import utc_now
+    from checkers.project_db import utc_now
 
     if text is None:
         return utc_now()

@@ -24,9 +24,9 @@ from checkers.checker import (
 from checkers.deadlines import DEFAULT_DEADLINE_S
 from checkers.outcome import CheckOutcome
 from checkers.parsers import PARTITION_COLUMN, Parser
+from checkers.project_db import utc_now
 from checkers.shipping import ship_checks
 from checkers.spark import spark_session
-from checkers.storage import utc_now
 from checks.base import QualityCheck
 from checks.incremental_run import (
     PartitionPlan,

@@ -11,7 +11,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from checkers.outcome import CheckOutcome
-from checkers.storage import as_utc, utc_now
+from checkers.project_db import as_utc, utc_now
 from checks.assets import Guarded
 
 

@@ -31,8 +31,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from checkers.outcome import CheckOutcome, Status
-from checkers.storage import as_utc, readiness, runs, utc_now
+from checkers.project_db import as_utc, utc_now
 from checks.assets import Guarded
+from checks.readiness_table import readiness
+from scheduling.tables import runs
 from scheduling.tick.markers import (
     marker_content,
     marker_path,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from checkers import AlertLevel, CheckOutcome, Status
-from checkers.storage import project_database
+from scheduling.schema import project_database
 from tests.alerting.servers import (
     PagerDutyStandIn,
     SlackStandIn,

@@ -17,10 +17,11 @@ from subprocess import Popen
 import sqlalchemy as sa
 
 from alerting import DeliveryReport, EscalationPolicy, Recorded, deliver_pending, handle_outcome
+from alerting.tables import notifications
 from checkers import AlertLevel
-from checkers.storage import notifications, project_database
 from scheduling.cli import main
 from scheduling.runner import RunReport, run_checks
+from scheduling.schema import project_database
 from scheduling.settings import Settings
 from tests.alerting.conftest import T0, outcome
 from tests.alerting.deliverers import (

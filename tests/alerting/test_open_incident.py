@@ -15,8 +15,10 @@ from alerting.pipeline import handle_outcome, record_outcome
 from alerting.policy import EscalationPolicy
 from alerting.recording import record_in_transaction
 from alerting.store import IncidentStore
+from alerting.tables import incidents
 from checkers import AlertLevel
-from checkers.storage import MIGRATIONS, incidents, migrate, project_database, runs
+from scheduling.schema import MIGRATIONS, migrate, project_database
+from scheduling.tables import runs
 from tests.alerting.conftest import T0, outcome
 from tests.scheduling.databases import KINDS, fresh_database
 
@@ -75,7 +77,7 @@ def test_a_fresh_database_migrates_and_records(url):
 def test_migration_3_closes_older_duplicates_of_an_open_incident(url, monkeypatch):
     engine = sa.create_engine(url)
     try:
-        monkeypatch.setattr("checkers.storage.MIGRATIONS", MIGRATIONS[:2])
+        monkeypatch.setattr("scheduling.schema.MIGRATIONS", MIGRATIONS[:2])
         migrate(engine)
         with engine.begin() as connection:  # the schema as version 2 left it
             next(i for i in incidents.indexes if i.name.startswith("ux_")).drop(connection)

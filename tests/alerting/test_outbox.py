@@ -12,8 +12,9 @@ import sqlalchemy as sa
 
 from alerting import EscalationPolicy, deliver_pending, handle_outcome
 from alerting.receivers import ConsoleReceiver, FileReceiver
+from alerting.tables import incidents, notifications
 from checkers import AlertLevel
-from checkers.storage import incidents, notifications, runs
+from scheduling.tables import runs
 from tests.alerting.conftest import T0, outcome
 
 POLICY = EscalationPolicy(routes={"console": AlertLevel.WARNING, "file": AlertLevel.WARNING})

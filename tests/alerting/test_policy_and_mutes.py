@@ -19,8 +19,9 @@ from alerting import (
     handle_outcome,
     update_incident,
 )
+from alerting.tables import incidents, notifications
 from checkers import AlertLevel
-from checkers.storage import incidents, notifications, project_database
+from scheduling.schema import project_database
 from tests.alerting.conftest import T0, outcome
 from tests.conftest import POSTGRES_URL
 

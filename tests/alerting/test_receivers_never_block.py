@@ -14,7 +14,8 @@ import sqlalchemy as sa
 from alerting import RetryPolicy, deliver_pending
 from alerting.backoff import load_backoff
 from alerting.receivers import SlackReceiver
-from checkers.storage import as_utc, notifications
+from alerting.tables import notifications
+from checkers.project_db import as_utc
 from tests.alerting.conftest import T0
 from tests.alerting.scenarios import incidents, slack_429_storm
 from tests.polling import wait_for

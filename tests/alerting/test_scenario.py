@@ -11,8 +11,8 @@ import sqlalchemy as sa
 from alerting.delivery import RetryPolicy, deliver_pending
 from alerting.pipeline import handle_outcome
 from alerting.policy import EscalationPolicy
+from alerting.tables import incidents, notifications
 from checkers import AlertLevel
-from checkers.storage import incidents, notifications
 from tests.alerting.conftest import PAGERDUTY_KEY, SLACK_TOKEN, T0, outcome
 
 POLICY = EscalationPolicy(

@@ -11,8 +11,8 @@ import sqlalchemy as sa
 
 from alerting import EscalationPolicy, deliver_pending, handle_outcome, load_config
 from alerting.receivers import EmailReceiver, PagerDutyReceiver, SlackReceiver
+from alerting.tables import notifications
 from checkers import AlertLevel
-from checkers.storage import notifications
 from tests.alerting.conftest import T0, outcome
 
 PASTED = "xoxb-1234567890-pasted-by-mistake"

@@ -12,8 +12,8 @@ import sqlalchemy as sa
 
 from alerting import EscalationPolicy, Silence, add_silence
 from alerting.reconcile import RECONCILED, reconcile_mutes
+from alerting.tables import notifications
 from checkers import AlertLevel
-from checkers.storage import notifications
 from scheduling.cli import main
 from scheduling.cli.exits import EXIT_OK, EXIT_USAGE
 from scheduling.settings import Settings

@@ -114,9 +114,9 @@ def test_incremental_counts_merge_over_partitions_like_a_full_read(spark, tmp_pa
     import sqlalchemy as sa
 
     from checkers.parsers import HivePartitions, ParquetParser
-    from checkers.storage import migrate
     from checks.incremental import Incremental
     from checks.partition_store import PartitionStore
+    from scheduling.schema import migrate
     from scheduling.tick.evaluate import evaluate_checks
 
     engine = sa.create_engine(f"sqlite:///{tmp_path / 'dq.db'}")

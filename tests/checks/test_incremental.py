@@ -23,12 +23,12 @@ from checkers import (
 )
 from checkers.metrics import Check, CheckLevel
 from checkers.parsers import HivePartitions, ParquetParser
-from checkers.storage import migrate
 from checkers.tolerances import KnownBroken
 from checks import QualityCheck
 from checks.incremental import Incremental
 from checks.partition_store import PartitionStore
 from scheduling.drift import differences
+from scheduling.schema import migrate
 from scheduling.tick.evaluate import evaluate_checks
 
 DAYS = [dt.date(2013, 1, d) for d in range(1, 6)]

@@ -16,10 +16,10 @@ from checkers import (
     PredicateDoubleDatasetsChecker,
     PredicateSingleDatasetChecker,
 )
+from checkers.engine_tables import partition_states
 from checkers.metrics import Check, CheckLevel
 from checkers.outcome import Status
 from checkers.parsers import HivePartitions, ParquetParser
-from checkers.storage import migrate, partition_states
 from checks import QualityCheck
 from checks.definition import CheckDefinitionError
 from checks.incremental import Incremental
@@ -27,6 +27,7 @@ from checks.partition_store import PartitionStore
 from scheduling.cli import main
 from scheduling.cli.exits import EXIT_DRIFT, EXIT_FAILED
 from scheduling.drift import differences
+from scheduling.schema import migrate
 from scheduling.tick.evaluate import evaluate_checks
 from tests.checks.test_incremental import DAYS, NOW, flights_by_day, write_day  # noqa: F401
 from tests.scheduling.databases import KINDS, fresh_database

@@ -14,12 +14,14 @@ import sqlalchemy as sa
 from alerting import EscalationPolicy
 from checkers import LessThan, PredicateSingleDatasetChecker, Status
 from checkers.parsers import CallableParser, CsvParser, ParquetParser, TableParser
-from checkers.storage import MIGRATIONS, migrate, project_database, readiness, runs
 from checks import Guarded, QualityCheck
+from checks.readiness_table import readiness
 from checks.registry import discover_all
 from scheduling.airflow.manifest import build_manifest
 from scheduling.runner import RunReport, run_checks
+from scheduling.schema import MIGRATIONS, migrate, project_database
 from scheduling.settings import Settings
+from scheduling.tables import runs
 from scheduling.tick.markers import marker_path, read_marker
 from scheduling.tick.readiness import is_ready
 from scheduling.windows import Window
@@ -288,7 +290,7 @@ def test_the_manifest_names_the_airflow_assets():
 
 def test_migration_6_adds_the_readiness_table_to_an_older_database(tmp_path, monkeypatch):
     engine = sa.create_engine(f"sqlite:///{tmp_path / 'dq.db'}")
-    monkeypatch.setattr("checkers.storage.MIGRATIONS", MIGRATIONS[:5])
+    monkeypatch.setattr("scheduling.schema.MIGRATIONS", MIGRATIONS[:5])
     assert migrate(engine) == 5 and not sa.inspect(engine).has_table("dq_readiness")
     monkeypatch.undo()
     assert migrate(engine) == len(MIGRATIONS) and sa.inspect(engine).has_table("dq_readiness")

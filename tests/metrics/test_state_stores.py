@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from checkers.engine_tables import states_table
 from checkers.metrics import (
     STATE_FORMAT_VERSION,
     ApproxCountDistinct,
@@ -32,7 +33,6 @@ from checkers.metrics import (
     metrics_for_view,
     run_analysis,
 )
-from checkers.metrics.state_stores import states_table
 from tests.conftest import POSTGRES_URL
 
 ANALYZERS = [

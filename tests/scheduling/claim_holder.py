@@ -7,8 +7,8 @@ import datetime as dt
 import sys
 from pathlib import Path
 
-from checkers.storage import project_database
 from scheduling.claims import hold_windows
+from scheduling.schema import project_database
 from tests.scheduling.test_claims import END, START
 
 if __name__ == "__main__":

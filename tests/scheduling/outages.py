@@ -14,7 +14,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from checkers.storage import project_database
+from scheduling.schema import project_database
 from tests.conftest import POSTGRES_URL
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from checkers.storage import claims, incidents, notifications, runs
+from alerting.tables import incidents, notifications
+from scheduling.tables import claims, runs
 from tests.alerting.conftest import PAGERDUTY_KEY, SLACK_TOKEN
 from tests.alerting.servers import (
     Mailbox,

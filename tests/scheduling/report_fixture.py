@@ -10,8 +10,8 @@ from pathlib import Path
 
 from alerting import EscalationPolicy, FailingRowsLog, handle_outcome
 from checkers import AlertLevel, CheckOutcome, Status
-from checkers.storage import project_database
 from scheduling.report import write_report
+from scheduling.schema import project_database
 
 T0 = dt.datetime(2013, 12, 9, 7, 0, tzinfo=dt.UTC)
 HOSTILE = "<script>document.title='pwned'</script><img src=x onerror=alert(1)>"

@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from checkers.storage import claims, project_database, utc_now
+from checkers.project_db import utc_now
 from scheduling.claims import ClaimState, claim, hold_windows, mark_done, reopen_errored
+from scheduling.schema import project_database
+from scheduling.tables import claims
 from tests.polling import wait_for
 from tests.scheduling.databases import KINDS, fresh_database
 

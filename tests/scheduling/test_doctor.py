@@ -9,10 +9,11 @@ import socket
 import pytest
 import sqlalchemy as sa
 
-from checkers.storage import MIGRATIONS, project_database, schema_versions, utc_now
+from checkers.project_db import schema_versions, utc_now
 from scheduling.cli import main
 from scheduling.cli.doctor import database_finding
 from scheduling.cli.exits import EXIT_ERROR, EXIT_INFRA, EXIT_OK
+from scheduling.schema import MIGRATIONS, project_database
 from tests.scheduling.databases import KINDS, fresh_database
 
 CURRENT = max(version for version, _ in MIGRATIONS)

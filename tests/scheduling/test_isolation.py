@@ -14,8 +14,8 @@ import sys
 import pytest
 import sqlalchemy as sa
 
+from alerting.tables import incidents
 from checkers.outcome import Status
-from checkers.storage import incidents
 from scheduling.cli import main
 from scheduling.cli.exits import EXIT_ERROR, EXIT_INVALID, EXIT_OK, EXIT_USAGE
 from scheduling.history import history

@@ -14,8 +14,8 @@ import tomllib
 from pathlib import Path
 
 from checkers.outcome import Status
-from checkers.storage import project_database
 from scheduling.history import history
+from scheduling.schema import project_database
 from tests.markdown import ROOT, python_blocks
 
 DQ = Path(sys.executable).with_name("dq")

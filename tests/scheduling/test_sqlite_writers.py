@@ -9,7 +9,7 @@ import threading
 
 import sqlalchemy as sa
 
-from checkers.storage import project_database
+from scheduling.schema import project_database
 
 COUNTER = sa.Table("counter", sa.MetaData(), sa.Column("n", sa.Integer, nullable=False))
 

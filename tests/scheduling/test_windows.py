@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
-from checkers.storage import project_database
 from scheduling.clocks import Cron
+from scheduling.schema import project_database
 from scheduling.windows import due_windows, last_window_ends, remember_window_ends
 
 UTC = dt.UTC

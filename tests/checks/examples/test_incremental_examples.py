@@ -7,10 +7,10 @@ from __future__ import annotations
 import pandas as pd
 import sqlalchemy as sa
 
-from checkers.storage import migrate
 from checks.examples import FlightDelaysMatchTimes, FlightsMetricSuite
 from checks.partition_store import PartitionStore
 from scheduling.drift import differences
+from scheduling.schema import migrate
 from scheduling.tick.evaluate import evaluate_checks
 from tests.checks.examples.conftest import NOW
 

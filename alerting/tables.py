@@ -1,0 +1,148 @@
+"""Alerting's tables in the project database: incidents, the notification outbox, each
+receiver's thread of an incident, mutes and receiver backoff; with their migration steps."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from checkers.project_db import Migration, UtcDateTime, utc_now
+from checkers.project_db.ddl import add_missing_columns, create_missing_index, widen_for_mysql
+
+metadata = sa.MetaData()
+
+incidents = sa.Table(
+    "dq_incidents",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("fingerprint", sa.String(64), nullable=False),
+    sa.Column("check_name", sa.String(200), nullable=False),
+    sa.Column("scope", sa.String(200), nullable=False),
+    sa.Column("status", sa.String(20), nullable=False),  # open | resolved
+    sa.Column("level", sa.Integer, nullable=False),  # level of the latest failing run
+    sa.Column("peak_level", sa.Integer, nullable=False),
+    sa.Column("failing_runs", sa.Integer, nullable=False),
+    sa.Column("opened_at", UtcDateTime, nullable=False),
+    sa.Column("updated_at", UtcDateTime, nullable=False),
+    sa.Column("resolved_at", UtcDateTime),
+    sa.Column("last_outcome", sa.Text, nullable=False),
+    sa.Index("ix_dq_incidents_fingerprint_status", "fingerprint", "status"),
+    # = fingerprint while open, NULL once resolved: the unique index allows one open incident
+    # per fingerprint (NULLs may repeat on SQLite, PostgreSQL and MariaDB alike). Migration 3.
+    sa.Column("open_fingerprint", sa.String(64)),
+    sa.Index("ux_dq_incidents_open_fingerprint", "open_fingerprint", unique=True),
+    # The level alerting last decided (escalation included) while the incident was open: what
+    # its notifications said. NULL for incidents recorded before migration 8.
+    sa.Column("effective_level", sa.Integer),
+)
+
+notifications = sa.Table(
+    "dq_notifications",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("incident_id", sa.Integer, sa.ForeignKey("dq_incidents.id"), nullable=False),
+    sa.Column("receiver", sa.String(200), nullable=False),
+    sa.Column("sequence", sa.Integer, nullable=False),
+    sa.Column("reason", sa.String(40), nullable=False),
+    sa.Column("level", sa.Integer, nullable=False),
+    sa.Column("dedup_key", sa.String(300), nullable=False, unique=True),
+    sa.Column("payload", sa.Text, nullable=False),  # the Notification as JSON
+    sa.Column("status", sa.String(20), nullable=False),  # pending | sent | suppressed | failed
+    sa.Column("attempts", sa.Integer, nullable=False, default=0),
+    sa.Column("steps_done", sa.Integer, nullable=False, default=0),
+    sa.Column("next_attempt_at", UtcDateTime),
+    sa.Column("last_error", sa.Text),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+    sa.Column("sent_at", UtcDateTime),
+    # migration 4: a deliverer's lease on the row, and the step begun but not yet confirmed
+    sa.Column("lease_holder", sa.String(100)),
+    sa.Column("lease_until", UtcDateTime),
+    sa.Column("step_started", sa.Integer),
+    sa.Column("step_started_at", UtcDateTime),
+    sa.Index("ix_dq_notifications_status", "status", "receiver"),
+    sa.Index("ix_dq_notifications_thread", "incident_id", "receiver", "sequence"),
+)
+
+receiver_threads = sa.Table(
+    "dq_receiver_threads",
+    metadata,
+    sa.Column("incident_id", sa.Integer, sa.ForeignKey("dq_incidents.id"), primary_key=True),
+    sa.Column("receiver", sa.String(200), primary_key=True),
+    sa.Column("last_level", sa.Integer),  # of the last notification decided (not muted)
+    sa.Column("last_reason", sa.String(40)),
+    sa.Column("last_notified_at", UtcDateTime),
+    sa.Column("sequence", sa.Integer, nullable=False, default=0),
+    sa.Column("thread", sa.Text),  # receiver-specific JSON: Slack channel/ts, first Message-ID
+)
+
+mutes = sa.Table(
+    "dq_mutes",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("check_pattern", sa.String(200), nullable=False),
+    sa.Column("starts_at", UtcDateTime, nullable=False),
+    sa.Column("ends_at", UtcDateTime, nullable=False),
+    sa.Column("comment", sa.Text, nullable=False),
+    sa.Column("created_by", sa.String(200), nullable=False),
+)
+
+#: Per receiver: not before when it may be called again (Retry-After or backoff), and why.
+receiver_backoff = sa.Table(
+    "dq_receiver_backoff",
+    metadata,
+    sa.Column("receiver", sa.String(200), primary_key=True),
+    sa.Column("not_before", UtcDateTime),
+    sa.Column("consecutive_failures", sa.Integer, nullable=False, default=0),
+    sa.Column("last_error", sa.Text),
+    sa.Column("updated_at", UtcDateTime, nullable=False),
+)
+
+
+def _v1_initial(connection: Connection) -> None:
+    metadata.create_all(connection, tables=[incidents, notifications, receiver_threads, mutes])
+
+
+def _v3_one_open_incident(connection: Connection) -> None:
+    add_missing_columns(connection, incidents, ["open_fingerprint"])
+    # Before this, concurrent runs could open two incidents of one fingerprint: the newest stays
+    # open (recording has updated only the newest since), the older ones close as superseded.
+    opened = connection.execute(
+        sa.select(incidents.c.id, incidents.c.fingerprint).where(incidents.c.status == "open")
+    ).all()
+    newest: dict[str, int] = {}
+    for row_id, fingerprint in opened:
+        newest[fingerprint] = max(row_id, newest.get(fingerprint, row_id))
+    superseded = [i for i, fingerprint in opened if newest[fingerprint] != i]
+    if superseded:
+        connection.execute(
+            incidents.update()
+            .where(incidents.c.id.in_(superseded))
+            .values(status="resolved", resolved_at=utc_now(), open_fingerprint=None)
+        )
+    if newest:
+        connection.execute(
+            incidents.update()
+            .where(incidents.c.id.in_(sorted(newest.values())))
+            .values(open_fingerprint=incidents.c.fingerprint)
+        )
+    create_missing_index(connection, incidents, "ux_dq_incidents_open_fingerprint")
+    widen_for_mysql(connection, [incidents, notifications, receiver_threads, mutes])
+
+
+def _v4_delivery_leases(connection: Connection) -> None:
+    leases = ("lease_holder", "lease_until", "step_started", "step_started_at")
+    add_missing_columns(connection, notifications, leases)
+    create_missing_index(connection, notifications, "ix_dq_notifications_thread")
+    receiver_backoff.create(connection, checkfirst=True)
+
+
+def _v8_effective_level(connection: Connection) -> None:
+    add_missing_columns(connection, incidents, ["effective_level"])
+
+
+MIGRATIONS = [
+    Migration(1, "alerting", _v1_initial),
+    Migration(3, "alerting", _v3_one_open_incident),
+    Migration(4, "alerting", _v4_delivery_leases),
+    Migration(8, "alerting", _v8_effective_level),
+]

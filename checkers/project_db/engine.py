@@ -1,0 +1,64 @@
+"""An engine on the project database: `DQ_DATABASE_URL`, else `.dq/dq.db` (SQLite). SQLite takes
+its write lock up front and waits for another process's; servers get connect and read timeouts.
+No migration here: scheduling.schema.project_database migrates."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+DATABASE_ENV = "DQ_DATABASE_URL"
+DEFAULT_DATABASE = ".dq/dq.db"
+#: SQLite waits this long for another process's write lock before "database is locked".
+SQLITE_BUSY_TIMEOUT_S = 30.0
+#: A project database that accepts connections and never answers must not hold a run forever
+#: (the run spools instead: scheduling/outage.py).
+PROJECT_CONNECT_TIMEOUT_S = 10
+PROJECT_READ_TIMEOUT_S = 60
+
+
+def database_url(url: str | None = None) -> str:
+    return url or os.environ.get(DATABASE_ENV) or f"sqlite:///{Path(DEFAULT_DATABASE).resolve()}"
+
+
+def database_engine(url: str | None = None) -> Engine:
+    """An engine on the project database (a SQLite file's folder is created); not migrated."""
+    resolved = database_url(url)
+    if resolved.startswith("sqlite:///"):
+        Path(resolved.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+    parsed = sa.engine.make_url(resolved)
+    if parsed.get_backend_name() == "sqlite":
+        return _sqlite_engine(resolved)
+    return sa.create_engine(resolved, pool_pre_ping=True, connect_args=timeouts(parsed))
+
+
+def timeouts(url: sa.engine.URL) -> dict[str, object]:
+    """Connect (and, for PyMySQL, read) timeouts unless the URL sets its own."""
+    given = set(url.query)
+    found: dict[str, object] = {}
+    if url.get_backend_name() in ("postgresql", "mysql", "mariadb"):
+        found["connect_timeout"] = PROJECT_CONNECT_TIMEOUT_S
+    if url.get_driver_name() == "pymysql":
+        found["read_timeout"] = PROJECT_READ_TIMEOUT_S
+        found["write_timeout"] = PROJECT_READ_TIMEOUT_S
+    return {k: v for k, v in found.items() if k not in given}
+
+
+def _sqlite_engine(url: str) -> Engine:
+    """Every transaction starts with BEGIN IMMEDIATE (the write lock up front), so two processes
+    never deadlock upgrading a read lock to a write lock; a writer waits for the other's lock
+    (busy timeout) instead of failing with "database is locked"."""
+    engine = sa.create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S})
+
+    @sa.event.listens_for(engine, "connect")
+    def _no_implicit_begin(dbapi_connection: object, _record: object) -> None:
+        dbapi_connection.isolation_level = None  # type: ignore[attr-defined]
+
+    @sa.event.listens_for(engine, "begin")
+    def _begin_immediate(connection: Connection) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
