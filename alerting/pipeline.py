@@ -16,9 +16,9 @@ from alerting.policy import EscalationPolicy
 from alerting.recording import record_in_transaction
 from alerting.stages import notify
 from alerting.store import IncidentStore, MuteStore, NotificationStore, inserted_id
+from alerting.tables import runs
 from checkers.levels import AlertLevel
 from checkers.outcome import CheckOutcome
-from scheduling.tables import runs
 
 
 @dataclass

@@ -1,5 +1,5 @@
-"""Alerting's tables in the project database: incidents, the notification outbox, each
-receiver's thread of an incident, mutes and receiver backoff; with their migration steps."""
+"""Alerting's tables in the project database: run history, incidents, the notification outbox,
+each receiver's thread of an incident, mutes and receiver backoff; with their migration steps."""
 
 from __future__ import annotations
 
@@ -10,6 +10,27 @@ from checkers.project_db import Migration, UtcDateTime, utc_now
 from checkers.project_db.ddl import add_missing_columns, create_missing_index, widen_for_mysql
 
 metadata = sa.MetaData()
+
+#: Run history: each recorded outcome, written in one transaction with its incident and outbox
+#: rows (alerting.pipeline.record_outcome); claims point at it.
+runs = sa.Table(
+    "dq_runs",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("check_name", sa.String(200), nullable=False),
+    sa.Column("window_start", UtcDateTime),
+    sa.Column("window_end", UtcDateTime),
+    sa.Column("status", sa.String(20), nullable=False),
+    sa.Column("level", sa.Integer, nullable=False),
+    sa.Column("failing", sa.BigInteger, nullable=False),
+    sa.Column("total", sa.BigInteger, nullable=False),
+    sa.Column("started_at", UtcDateTime),
+    sa.Column("finished_at", UtcDateTime),
+    sa.Column("error", sa.Text),
+    sa.Column("outcome", sa.Text, nullable=False),  # CheckOutcome as JSON
+    sa.Index("ix_dq_runs_check_window", "check_name", "window_end"),
+)
+
 
 incidents = sa.Table(
     "dq_incidents",
@@ -99,7 +120,9 @@ receiver_backoff = sa.Table(
 
 
 def _v1_initial(connection: Connection) -> None:
-    metadata.create_all(connection, tables=[incidents, notifications, receiver_threads, mutes])
+    metadata.create_all(
+        connection, tables=[runs, incidents, notifications, receiver_threads, mutes]
+    )
 
 
 def _v3_one_open_incident(connection: Connection) -> None:
@@ -126,7 +149,7 @@ def _v3_one_open_incident(connection: Connection) -> None:
             .values(open_fingerprint=incidents.c.fingerprint)
         )
     create_missing_index(connection, incidents, "ux_dq_incidents_open_fingerprint")
-    widen_for_mysql(connection, [incidents, notifications, receiver_threads, mutes])
+    widen_for_mysql(connection, [runs, incidents, notifications, receiver_threads, mutes])
 
 
 def _v4_delivery_leases(connection: Connection) -> None:

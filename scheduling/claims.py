@@ -17,9 +17,10 @@ from enum import StrEnum
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from alerting.tables import runs
 from checkers.outcome import CheckOutcome
 from checkers.project_db import as_utc, utc_now
-from scheduling.tables import claims, runs
+from scheduling.tables import claims
 
 log = logging.getLogger(__name__)
 LEASE_ENV = "DQ_CLAIM_LEASE_SECONDS"

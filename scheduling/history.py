@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from alerting.tables import runs
 from checkers.outcome import CheckOutcome
 from checkers.project_db import as_utc
-from scheduling.tables import runs
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from alerting import tables as alerting_tables
 from checkers import engine_tables
 from checkers.project_db import compose, database_engine
 from checkers.project_db import migrate as apply_migrations
-from checks import readiness_table
 from scheduling import tables as scheduling_tables
+from scheduling.tick import readiness_table
 
 #: Numbered migrations, applied in order and recorded in dq_schema_versions. Add, never edit.
 #: At a version shared by several packages, their steps run in the order given here.

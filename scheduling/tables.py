@@ -1,5 +1,6 @@
-"""Scheduling's tables in the project database: run history (`dq_runs`), window claims, each
-check's last window end and the spool entries already replayed; with their migration steps."""
+"""Scheduling's tables in the project database: window claims, each check's last window end and
+the spool entries already replayed; with their migration steps. (Run history, `dq_runs`, is
+written with each incident: alerting/tables.py.)"""
 
 from __future__ import annotations
 
@@ -10,24 +11,6 @@ from checkers.project_db import Migration, UtcDateTime
 from checkers.project_db.ddl import widen_for_mysql
 
 metadata = sa.MetaData()
-
-runs = sa.Table(
-    "dq_runs",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("check_name", sa.String(200), nullable=False),
-    sa.Column("window_start", UtcDateTime),
-    sa.Column("window_end", UtcDateTime),
-    sa.Column("status", sa.String(20), nullable=False),
-    sa.Column("level", sa.Integer, nullable=False),
-    sa.Column("failing", sa.BigInteger, nullable=False),
-    sa.Column("total", sa.BigInteger, nullable=False),
-    sa.Column("started_at", UtcDateTime),
-    sa.Column("finished_at", UtcDateTime),
-    sa.Column("error", sa.Text),
-    sa.Column("outcome", sa.Text, nullable=False),  # CheckOutcome as JSON
-    sa.Index("ix_dq_runs_check_window", "check_name", "window_end"),
-)
 
 scheduler_windows = sa.Table(
     "dq_scheduler_windows",
@@ -63,17 +46,13 @@ claims = sa.Table(
 )
 
 
-def _v1_runs(connection: Connection) -> None:
-    runs.create(connection)
-
-
 def _v2_scheduler_windows(connection: Connection) -> None:
     scheduler_windows.create(connection)
 
 
 def _v3_claims(connection: Connection) -> None:
     claims.create(connection, checkfirst=True)
-    widen_for_mysql(connection, [runs, scheduler_windows])
+    widen_for_mysql(connection, [scheduler_windows])
 
 
 def _v5_spool_replays(connection: Connection) -> None:
@@ -81,7 +60,6 @@ def _v5_spool_replays(connection: Connection) -> None:
 
 
 MIGRATIONS = [
-    Migration(1, "scheduling", _v1_runs),
     Migration(2, "scheduling", _v2_scheduler_windows),
     Migration(3, "scheduling", _v3_claims),
     Migration(5, "scheduling", _v5_spool_replays),

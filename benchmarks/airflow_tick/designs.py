@@ -16,7 +16,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from scheduling.tables import runs
+from alerting.tables import runs
 from tests.dags.airflow_stand import AirflowStand
 from tests.dags.spark_events import EventLogs
 

@@ -12,11 +12,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from alerting.model import NotifyReason
-from alerting.tables import incidents, notifications
+from alerting.tables import incidents, notifications, runs
 from checkers.levels import AlertLevel
 from checkers.outcome import CheckOutcome
 from checkers.project_db import as_utc
-from scheduling.tables import runs
 
 FAILING_ROWS = "failing rows"
 

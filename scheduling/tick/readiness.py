@@ -30,11 +30,10 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from alerting.tables import runs
 from checkers.outcome import CheckOutcome, Status
 from checkers.project_db import as_utc, utc_now
 from checks.assets import Guarded
-from checks.readiness_table import readiness
-from scheduling.tables import runs
 from scheduling.tick.markers import (
     marker_content,
     marker_path,
@@ -42,6 +41,7 @@ from scheduling.tick.markers import (
     window_end,
     write_marker,
 )
+from scheduling.tick.readiness_table import readiness
 
 log = logging.getLogger(__name__)
 GREEN = (Status.PASSED, Status.TOLERATED)

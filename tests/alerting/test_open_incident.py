@@ -15,10 +15,9 @@ from alerting.pipeline import handle_outcome, record_outcome
 from alerting.policy import EscalationPolicy
 from alerting.recording import record_in_transaction
 from alerting.store import IncidentStore
-from alerting.tables import incidents
+from alerting.tables import incidents, runs
 from checkers import AlertLevel
 from scheduling.schema import MIGRATIONS, migrate, project_database
-from scheduling.tables import runs
 from tests.alerting.conftest import T0, outcome
 from tests.scheduling.databases import KINDS, fresh_database
 

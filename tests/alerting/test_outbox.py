@@ -12,9 +12,8 @@ import sqlalchemy as sa
 
 from alerting import EscalationPolicy, deliver_pending, handle_outcome
 from alerting.receivers import ConsoleReceiver, FileReceiver
-from alerting.tables import incidents, notifications
+from alerting.tables import incidents, notifications, runs
 from checkers import AlertLevel
-from scheduling.tables import runs
 from tests.alerting.conftest import T0, outcome
 
 POLICY = EscalationPolicy(routes={"console": AlertLevel.WARNING, "file": AlertLevel.WARNING})

@@ -12,18 +12,18 @@ import pytest
 import sqlalchemy as sa
 
 from alerting import EscalationPolicy
+from alerting.tables import runs
 from checkers import LessThan, PredicateSingleDatasetChecker, Status
 from checkers.parsers import CallableParser, CsvParser, ParquetParser, TableParser
 from checks import Guarded, QualityCheck
-from checks.readiness_table import readiness
 from checks.registry import discover_all
 from scheduling.airflow.manifest import build_manifest
 from scheduling.runner import RunReport, run_checks
 from scheduling.schema import MIGRATIONS, migrate, project_database
 from scheduling.settings import Settings
-from scheduling.tables import runs
 from scheduling.tick.markers import marker_path, read_marker
 from scheduling.tick.readiness import is_ready
+from scheduling.tick.readiness_table import readiness
 from scheduling.windows import Window
 from tests.checks.test_registry import HEADER, _check, package  # noqa: F401 (fixture)
 from tests.scheduling.databases import KINDS, fresh_database

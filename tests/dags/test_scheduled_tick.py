@@ -13,7 +13,7 @@ import os
 import pytest
 import sqlalchemy as sa
 
-from scheduling.tables import runs
+from alerting.tables import runs
 from tests.dags.airflow_stand import AirflowStand
 from tests.dags.environment import ROOT, dag_environment
 from tests.dags.spark_events import EventLogs, reads_of

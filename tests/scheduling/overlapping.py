@@ -13,8 +13,8 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from alerting.tables import incidents, notifications
-from scheduling.tables import claims, runs
+from alerting.tables import incidents, notifications, runs
+from scheduling.tables import claims
 from tests.alerting.conftest import PAGERDUTY_KEY, SLACK_TOKEN
 from tests.alerting.servers import (
     Mailbox,

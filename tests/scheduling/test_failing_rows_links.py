@@ -11,11 +11,11 @@ import sqlalchemy as sa
 
 from alerting import EscalationPolicy, FailingRowsLog
 from alerting.receivers import FileReceiver
+from alerting.tables import runs
 from checkers import AlertLevel, CheckOutcome
 from scheduling.runner import run_checks
 from scheduling.schema import project_database
 from scheduling.settings import Settings
-from scheduling.tables import runs
 from tests.scheduling.test_escalated_level import LateOrders
 
 T0 = dt.datetime(2026, 11, 22, 7, 0, tzinfo=dt.UTC)

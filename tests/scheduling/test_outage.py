@@ -24,14 +24,14 @@ import pytest
 import sqlalchemy as sa
 
 from alerting import EscalationPolicy, handle_outcome
-from alerting.tables import incidents, notifications
+from alerting.tables import incidents, notifications, runs
 from checkers import AlertLevel
 from scheduling.cli.exits import EXIT_INFRA, EXIT_OK
 from scheduling.outage import record_or_spool, replay_spool
 from scheduling.schema import project_database
 from scheduling.settings import Settings
 from scheduling.spool import Spool
-from scheduling.tables import runs, spool_replays
+from scheduling.tables import spool_replays
 from tests.alerting.conftest import outcome
 from tests.conftest import POSTGRES_URL
 from tests.scheduling.outages import (

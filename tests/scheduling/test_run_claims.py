@@ -13,6 +13,7 @@ import sqlalchemy as sa
 
 from alerting.pipeline import insert_run
 from alerting.policy import EscalationPolicy
+from alerting.tables import runs
 from checkers import CheckOutcome, Status
 from checkers.project_db import utc_now
 from scheduling.claims import Claim, ClaimState, claim, hold_windows, mark_done
@@ -21,7 +22,7 @@ from scheduling.cli.exits import EXIT_FAILED, EXIT_OK
 from scheduling.runner import run_window
 from scheduling.schema import project_database
 from scheduling.settings import Settings
-from scheduling.tables import claims, runs
+from scheduling.tables import claims
 from scheduling.tick.record import record
 from scheduling.windows import last_window_ends
 from tests.scheduling.cli_fixture_checks import CliDaily
