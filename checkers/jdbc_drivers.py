@@ -44,7 +44,7 @@ DRIVERS = {"postgresql": POSTGRESQL, "mariadb": MARIADB, "mysql": MARIADB}
 
 def driver_jars(environ: Mapping[str, str] | None = None) -> list[str]:
     """Installed Debian driver jars, then those of `DQ_JDBC_JARS` (which must exist)."""
-    env = os.environ if environ is None else environ
+    env = os.environ if environ is None else environ  # read with the session (checkers.spark)
     found = [str(d.jar) for d in (POSTGRESQL, MARIADB) if d.jar.is_file()]
     extra = [p.strip() for p in env.get("DQ_JDBC_JARS", "").split(",") if p.strip()]
     absent = [p for p in extra if not Path(p).is_file()]

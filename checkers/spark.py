@@ -46,6 +46,8 @@ def spark_target(
 
     Precedence: explicit `remote`, then explicit `master`, then `DQ_SPARK_REMOTE`, then
     `DQ_SPARK_MASTER`, then a local session on two cores."""
+    # Not from scheduling.config: a session is built wherever one is first needed (the pytest
+    # plugin, notebooks, a run's evaluation), with no Settings in reach.
     env = os.environ if environ is None else environ
     if remote:
         return ("remote", remote)

@@ -23,6 +23,7 @@ CONNECT_PROGRESS_ENV = "SPARK_CONNECT_PROGRESS_BAR_ENABLED"
 
 def log_dir(environ: Mapping[str, str] | None = None) -> Path:
     """`$DQ_STATE_DIR/logs`: Spark's log and the tracebacks of crashed `dq` commands."""
+    # Read here: a crash report must be written even when reading the configuration failed.
     env = os.environ if environ is None else environ
     return Path(env.get(STATE_DIR_ENV) or DEFAULT_STATE_DIR).absolute() / "logs"
 

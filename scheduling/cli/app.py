@@ -33,7 +33,7 @@ __all__ = ["main", "parser"]
 def _cmd_list(args: argparse.Namespace) -> int:
     now = parse_time(args.at)
     for name, check in args.project.checks().items():
-        clock = check.clock  # type: ignore[attr-defined]
+        clock = check.clock
         following = clock.next_fire(now).isoformat() if clock is not None else "manual only"
         print(f"{name:40} {clock!s:40} next {following}")
     return EXIT_OK

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from scheduling.config import Config
 
 if TYPE_CHECKING:
+    from checks.base import QualityCheck
     from checks.registry import Discovery
     from scheduling.settings import Settings
 
@@ -48,5 +49,5 @@ class Project:
                 print(f"  {line}", file=sys.stderr)
         return found
 
-    def checks(self) -> dict[str, type]:
+    def checks(self) -> dict[str, type[QualityCheck]]:
         return dict(self.discovery().checks)

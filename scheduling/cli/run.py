@@ -17,8 +17,10 @@ from scheduling.cli.exits import EXIT_OK, EXIT_USAGE, run_exit_code
 from scheduling.cli.times import iso_text, parse_time
 
 if TYPE_CHECKING:
+    from checks.base import QualityCheck
     from scheduling.claims import Claim
     from scheduling.cli.run_output import DriftCheck
+    from scheduling.settings import Settings
 
 
 def _print_outcomes(outcomes: Sequence[CheckOutcome]) -> None:
@@ -100,14 +102,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _guard_drift(
-    chosen: Sequence[type], outcomes: Sequence[CheckOutcome], now: dt.datetime, settings: object
+    chosen: Sequence[type[QualityCheck]],
+    outcomes: Sequence[CheckOutcome],
+    now: dt.datetime,
+    settings: Settings,
 ) -> DriftCheck:
     """`dq run --full`: compare each incremental check with a recomputation."""
     from scheduling.cli.run_output import DriftCheck
     from scheduling.drift import guard
 
-    reports = guard(chosen, outcomes, now=now, settings=settings)  # type: ignore[arg-type]
-    named = {getattr(c, "name", "?") for c in chosen if getattr(c, "incremental", None) is None}
+    reports = guard(chosen, outcomes, now=now, settings=settings)
+    named = {c.name for c in chosen if c.incremental is None}
     return DriftCheck(tuple(reports), tuple(sorted(named)))
 
 

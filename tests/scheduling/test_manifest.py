@@ -77,3 +77,16 @@ def test_an_old_manifest_version_is_refused(tmp_path):
     old.write_text(json.dumps({"checks": [{"name": "x", "clock": None}]}))
     with pytest.raises(StaleManifest, match="manifest version None"):
         load_manifest(old)
+
+
+def test_a_dag_file_copied_before_the_move_still_imports() -> None:
+    """What the DAG imported from scheduling.manifest and scheduling.airflow_tasks."""
+    from scheduling import airflow_tasks
+    from scheduling import manifest as old
+    from scheduling.airflow import manifest, tasks
+
+    assert old.MANIFEST_ENV == "DQ_MANIFEST"
+    for name in ("Entry", "asset_key", "load_manifest", "task_ids"):
+        assert getattr(old, name) is getattr(manifest, name)
+    for name in ("OUTCOMES", "due", "due_on_assets", "evaluate", "publication", "settle"):
+        assert getattr(airflow_tasks, name) is getattr(tasks, name)
