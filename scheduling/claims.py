@@ -23,7 +23,6 @@ from checkers.project_db import as_utc, utc_now
 from scheduling.tables import claims
 
 log = logging.getLogger(__name__)
-LEASE_ENV = "DQ_CLAIM_LEASE_SECONDS"
 DEFAULT_LEASE = dt.timedelta(seconds=60)
 
 Clock = Callable[[], dt.datetime]
@@ -66,13 +65,15 @@ def holder_name(holder: str) -> str:
     return holder.rsplit(":", 1)[0]
 
 
-def lease_from_environment() -> dt.timedelta:
-    value = os.environ.get(LEASE_ENV)
+def lease_of(value: str | None) -> dt.timedelta:
+    """A claim's lease from its setting (DQ_CLAIM_LEASE_SECONDS; None: the default)."""
     if not value:
         return DEFAULT_LEASE
     seconds = float(value)
     if not seconds > 0:
-        raise ValueError(f"{LEASE_ENV} must be a positive number of seconds, got {value!r}")
+        raise ValueError(
+            f"DQ_CLAIM_LEASE_SECONDS must be a positive number of seconds, got {value!r}"
+        )
     return dt.timedelta(seconds=seconds)
 
 
@@ -318,7 +319,7 @@ def hold_windows(
 ) -> HeldWindows:
     """Claim each (check, start, end); those claimed by others (running or done) are skipped.
     With `retry_errors`, a window done with an ERROR outcome is claimed again."""
-    result = HeldWindows(engine, holder or new_holder(), lease or lease_from_environment(), clock)
+    result = HeldWindows(engine, holder or new_holder(), lease or DEFAULT_LEASE, clock)
     for check, start, end in windows:
         answer = claim(
             engine, check, (start, end), holder=result.holder, lease=result.lease, now=clock()

@@ -31,6 +31,7 @@ FAILING_ROWS_DIR_ENV = "DQ_FAILING_ROWS_DIR"
 FAILING_ROWS_URL_ENV = "DQ_FAILING_ROWS_URL"
 FAILS_AT_ENV = "DQ_TASK_FAILS_AT"
 FAILS_ON_ERROR_ENV = "DQ_TASK_FAILS_ON_ERROR"
+CLAIM_LEASE_ENV = "DQ_CLAIM_LEASE_SECONDS"
 #: Set by Airflow's task runner (Task SDK) in the environment of every task it executes, and
 #: inherited by the processes a task starts (`dq run` from a BashOperator).
 AIRFLOW_TASK_ENV = "AIRFLOW_CTX_DAG_ID"
@@ -74,6 +75,7 @@ class Config:
     failing_rows_url: str | None = None
     task_fails_at: str = "error"
     task_fails_on_error: str = "1"
+    claim_lease_s: str | None = None
 
     @property
     def state_path(self) -> Path:
@@ -110,6 +112,7 @@ class Config:
             failing_rows_url=env.get(FAILING_ROWS_URL_ENV) or None,
             task_fails_at=env.get(FAILS_AT_ENV, "error"),
             task_fails_on_error=env.get(FAILS_ON_ERROR_ENV, "1"),
+            claim_lease_s=env.get(CLAIM_LEASE_ENV) or None,
         )
 
     def check_packages(self) -> CheckPackages:

@@ -21,7 +21,7 @@ from scheduling.claims import (
     ClaimState,
     HeldWindows,
     hold_windows,
-    lease_from_environment,
+    lease_of,
     new_holder,
 )
 from scheduling.outage import replay_spool as replay
@@ -111,16 +111,18 @@ def claim_windows(state: TickState) -> None:
     or has done is skipped, unless `retry_errors` and its recorded outcome is ERROR. Nothing is
     claimed while the database is unavailable (outcomes spool)."""
     settings, names = state.settings, {c.name for c in state.checks}
+    lease = lease_of(settings.config.claim_lease_s if settings.config else None)
     held = None
     if settings.database_error is None:
         with tolerated(settings):
             held = hold_windows(
                 settings.engine,
                 [(w.check, w.start, w.end) for w in state.report.windows if w.check in names],
+                lease=lease,
                 retry_errors=state.request.retry_errors,
             )
     if held is None:
-        held = HeldWindows(settings.engine, new_holder(), lease_from_environment())
+        held = HeldWindows(settings.engine, new_holder(), lease)
     state.claimed = held.__enter__()
     state.checks = [c for c in state.checks if c.name not in held.skipped]
     state.report.skipped = list(held.skipped.values())

@@ -15,7 +15,6 @@ ROOT = Path(__file__).resolve().parents[2]
 #: Modules that may still read the environment, and why.
 READERS = {
     "scheduling/config.py": "the one reader",
-    "scheduling/claims.py": "DQ_CLAIM_LEASE_SECONDS, until the tick's rewrite takes it from Config",
     "scheduling/cli/console.py": "NO_COLOR and TERM, the terminal's conventions",
     "scheduling/cli/silence.py": "USER, who adds a silence",
 }
@@ -87,3 +86,13 @@ def test_a_bad_dq_toml_checks_list_names_the_file(tmp_path) -> None:
     path.write_text('checks = "teamchecks"\n')
     with pytest.raises(ValueError, match="must be a list of package names"):
         Config.from_environment({"DQ_CONFIG": str(path)}).check_packages()
+
+
+def test_the_claim_lease_comes_from_config() -> None:
+    from scheduling.claims import DEFAULT_LEASE, lease_of
+
+    config = Config.from_environment({"DQ_CLAIM_LEASE_SECONDS": "90"})
+    assert lease_of(config.claim_lease_s) == dt.timedelta(seconds=90)
+    assert lease_of(Config.from_environment({}).claim_lease_s) == DEFAULT_LEASE
+    with pytest.raises(ValueError, match="DQ_CLAIM_LEASE_SECONDS must be a positive number"):
+        lease_of("0")
