@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from scheduling.cli import EXIT_OK, main
+from scheduling.cli import main
+from scheduling.cli.exits import EXIT_OK
 from scheduling.tick import pipeline
 from scheduling.tick.passes import OWN_TRANSFORMATION
 from tests.metrics.jobs import count_jobs
