@@ -28,13 +28,13 @@ from checkers.metrics import Analyzer, CountWhere, Metric, Size
 from checkers.metrics._analyzer import FrequencyAnalyzer, ScanShareableAnalyzer, State
 from checkers.metrics._scan import describe_failure
 from checkers.metrics.differential import metrics_from_states
-from checkers.metrics.frequencies import FrequencyState, merge_stored
 from checkers.metrics.partitioned import analyze_partitions
+from checkers.metrics.state_stores import LoadedState
 from checkers.parsers import PARTITION_COLUMN, Parser, Partition, PartitionColumn, SourceError
 from checkers.tolerances import Tolerance
 from checks.base import QualityCheck
 from checks.incremental import partition_order
-from checks.partition_store import Known, PartitionStore, StoredTable
+from checks.partition_store import Known, PartitionStore
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ class PartitionPlan:
     base: Parser
     scope: list[Partition]
     changed: list[Partition]
-    stored: dict[str, dict[Analyzer, State]]
+    stored: dict[str, dict[Analyzer, LoadedState]]
     dropped: list[str]
     definition: str
     columns: tuple[str, ...]
@@ -357,16 +357,15 @@ def _finish(
             return CheckerResult.failed_to_run(
                 f"storing the states of {check.name}'s partitions failed: {describe_failure(exc)}"
             )
-    merged = _merge([*partitions.stored.values(), *fresh.values()], analyzers)
     metrics: dict[Analyzer, Metric] = {a: Metric(a, error=e) for a, e in errors.items()}
-    computable = [a for a in analyzers if a not in metrics and a in merged]
+    computable = [a for a in analyzers if a not in metrics]
     try:
-        found, more = metrics_from_states(computable, merged)
+        found, more = metrics_from_states(
+            computable, [*partitions.stored.values(), *fresh.values()]
+        )
     except Exception as exc:
         found, more = {a: Metric(a, error=describe_failure(exc)) for a in computable}, 1
     metrics.update(found)
-    for analyzer in analyzers:
-        metrics.setdefault(analyzer, Metric(analyzer, error=f"{analyzer!r}: not computed"))
     result = work.plan.finish(metrics)
     result.spark_actions = actions + more
     read = sum(getattr(fresh[p.key].get(Size()), "num_matches", 0) for p in partitions.changed)
@@ -390,37 +389,9 @@ def _record_partitions(
     newest = None
     for partition in sorted(work.partitions.changed, key=partition_order):
         states = fresh[partition.key]
-        metrics, _ = metrics_from_states([a for a in analyzers if a in states], states)
+        metrics, _ = metrics_from_states([a for a in analyzers if a in states], [states])
         history.record_partition(partition.key, partition.ts, metrics.values())
         newest = (partition, metrics)
     if newest is not None:
         partition, metrics = newest
         checker.history = history.with_partition(partition.key, partition.ts, metrics)
-
-
-def _merge(
-    per_partition: Sequence[Mapping[Analyzer, State]], analyzers: Sequence[Analyzer]
-) -> dict[Analyzer, State]:
-    merged: dict[Analyzer, State] = {}
-    for analyzer in analyzers:
-        states = [s[analyzer] for s in per_partition if analyzer in s]
-        if isinstance(analyzer, FrequencyAnalyzer):
-            merged[analyzer] = _merged_tables(analyzer, states)
-            continue
-        for state in states:
-            merged[analyzer] = merged[analyzer].merge(state) if analyzer in merged else state
-        if analyzer not in merged and isinstance(analyzer, ScanShareableAnalyzer):
-            merged[analyzer] = analyzer.zero_state()
-    return merged
-
-
-def _merged_tables(analyzer: FrequencyAnalyzer, states: Sequence[object]) -> FrequencyState:
-    """The frequency tables of every partition in one scan and one aggregation."""
-    payloads = [
-        s.payload if isinstance(s, StoredTable) else s.to_payload()  # type: ignore[attr-defined]
-        for s in states
-        if isinstance(s, StoredTable) or getattr(s, "location", None)
-    ]
-    if not payloads:
-        return FrequencyState.zero(tuple(sorted(analyzer.columns)))
-    return merge_stored(payloads)

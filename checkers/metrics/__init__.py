@@ -40,7 +40,12 @@ from checkers.metrics.counts import (
     ZerosCount,
 )
 from checkers.metrics.datatype import DataType, DataTypeState
-from checkers.metrics.differential import metrics_for_view
+from checkers.metrics.differential import (
+    load_states,
+    merge_states,
+    metrics_for_view,
+    metrics_from_states,
+)
 from checkers.metrics.exact_quantile import ExactQuantile
 from checkers.metrics.extremes import (
     Maximum,
@@ -84,6 +89,7 @@ from checkers.metrics.sketches import (
     InterquartileRange,
     KllState,
 )
+from checkers.metrics.sql_state_store import SqlStateStore, StateTable
 from checkers.metrics.standalone import (
     ColumnCount,
     ColumnNamesState,
@@ -92,13 +98,7 @@ from checkers.metrics.standalone import (
     QueryAnalyzer,
     SchemaAnalyzer,
 )
-from checkers.metrics.state_stores import (
-    FileStateStore,
-    InMemoryStateStore,
-    SqlStateStore,
-    StateStore,
-    load_states,
-)
+from checkers.metrics.state_stores import FileStateStore, InMemoryStateStore, StateStore
 
 __all__ = [
     "DEFAULT_RULES",
@@ -192,6 +192,7 @@ __all__ = [
     "State",
     "StateFormatError",
     "StateStore",
+    "StateTable",
     "Suggestion",
     "SuggestionResult",
     "Sum",
@@ -203,7 +204,9 @@ __all__ = [
     "VerificationSuite",
     "ZerosCount",
     "load_states",
+    "merge_states",
     "metrics_for_view",
+    "metrics_from_states",
     "profile",
     "run_analysis",
     "suggest",

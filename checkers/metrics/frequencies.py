@@ -118,6 +118,31 @@ def read_parquet(location: str | Sequence[str], table_schema: str | None) -> Dat
     return reader.parquet(*([location] if isinstance(location, str) else location))
 
 
+@dataclass(frozen=True, eq=False)
+class StoredTable:
+    """A stored frequency state, not opened yet (its `to_payload()`): the tables of many
+    partitions are merged in one scan (merge_frequencies) rather than opened one by one."""
+
+    payload: dict[str, Any]
+
+
+def merge_frequencies(
+    columns: tuple[str, ...], states: Sequence[FrequencyState | StoredTable]
+) -> FrequencyState:
+    """One frequency state from many: the stored tables read in one scan and one aggregation
+    (merge_stored), then any table held only in memory added to it."""
+    payloads = [
+        s.payload if isinstance(s, StoredTable) else s.to_payload()
+        for s in states
+        if isinstance(s, StoredTable) or s.location is not None
+    ]
+    merged = merge_stored(payloads) if payloads else FrequencyState.zero(columns)
+    for state in states:
+        if isinstance(state, FrequencyState) and state.location is None:
+            merged = merged.merge(state)
+    return merged
+
+
 def merge_stored(payloads: Sequence[dict[str, Any]]) -> FrequencyState:
     """One state from many stored ones (their `to_payload()`): tables of the same layout are
     read in one Parquet scan and counts added per key in one aggregation, instead of a chain of

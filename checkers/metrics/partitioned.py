@@ -29,7 +29,7 @@ from checkers.metrics.runner import (
     split_by_schema,
 )
 from checkers.metrics.standalone import QueryAnalyzer, SchemaAnalyzer
-from checkers.metrics.state_stores import StateStore
+from checkers.metrics.state_stores import FrequencyTableStore
 
 
 def has_partition_states(analyzer: Analyzer) -> bool:
@@ -54,7 +54,7 @@ def analyze_partitions(
     partitions: Sequence[str],
     *,
     column: str,
-    state_store: StateStore | None = None,
+    state_store: FrequencyTableStore | None = None,
     dataset: str | None = None,
     sketch_plan: SketchPlan = SketchPlan.AUTO,
 ) -> PartitionedAnalysis:
@@ -97,7 +97,7 @@ def _frequency_states(
     analyzers: list[FrequencyAnalyzer],
     result: PartitionedAnalysis,
     column: str,
-    store: StateStore | None,
+    store: FrequencyTableStore | None,
     dataset: str | None,
     columnar: bool,
 ) -> None:

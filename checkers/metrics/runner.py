@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -25,9 +24,7 @@ from checkers.metrics._metric import Metric
 from checkers.metrics._scan import describe_failure, run_scan
 from checkers.metrics.frequencies import FrequencyState, read_parquet
 from checkers.metrics.standalone import run_standalone
-
-if TYPE_CHECKING:
-    from checkers.metrics.state_stores import StateStore
+from checkers.metrics.state_stores import FrequencyTableStore, StateStore
 
 COLUMNAR_SUFFIXES = (".parquet", ".orc")
 
@@ -150,7 +147,7 @@ def run_analysis(
     frequency = [a for a in runnable if isinstance(a, FrequencyAnalyzer)]
     if frequency:
         location = None
-        if state_store is not None:
+        if isinstance(state_store, FrequencyTableStore):
             assert dataset is not None and partition is not None
             location = state_store.frequency_location(dataset, partition)
         found, found_states, found_actions = _run_grouping(

@@ -1,8 +1,9 @@
-"""Where analyzer states live between runs: in memory, on a filesystem, or in a SQL database.
+"""Where analyzer states live between runs: the `StateStore` protocol, and stores in memory and
+on a filesystem (the SQL store is in sql_state_store.py).
 
 A store keeps, per (dataset, partition), one state per analyzer. All states of a partition are
-written atomically, carry a format version, and frequency tables are kept as
-Parquet next to them."""
+written atomically, carry a format version, and frequency tables are kept as Parquet next to
+them."""
 
 from __future__ import annotations
 
@@ -11,22 +12,25 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 import uuid
-from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast, runtime_checkable
 from urllib.parse import quote
 
-from sqlalchemy import create_engine, delete, select
-from sqlalchemy.engine import Engine
-
-from checkers.engine_tables import states_table
 from checkers.metrics._analyzer import Analyzer, State
-from checkers.metrics._serde import decode_state, encode_state
-from checkers.metrics.frequencies import FrequencyState
+from checkers.metrics._serde import (
+    STATE_FORMAT_VERSION,
+    StateFormatError,
+    decode_state,
+    encode_state,
+)
+from checkers.metrics.frequencies import FrequencyState, StoredTable
 
 Record = dict[str, Any]
+#: A state as loaded: a stored frequency table comes back unopened, to be merged in one scan.
+LoadedState = State | StoredTable
 
 
 def analyzer_key(analyzer: Analyzer) -> str:
@@ -35,26 +39,35 @@ def analyzer_key(analyzer: Analyzer) -> str:
 
 
 class StateStore(Protocol):
-    """Keeps analyzer states per dataset partition."""
+    """Keeps analyzer states per dataset partition (Deequ's StateLoader and StatePersister)."""
+
+    def load(
+        self, dataset: str, analyzers: Iterable[Analyzer], partitions: Sequence[str] | None = None
+    ) -> dict[str, dict[Analyzer, LoadedState]]:
+        """The stored states of `analyzers` in each of `partitions` (every stored partition
+        when None), a partition without states mapping to {}."""
 
     def save(self, dataset: str, partition: str, states: Mapping[Analyzer, State]) -> None:
         """Store the states of one partition, replacing those of the same analyzers, atomically."""
 
-    def load(self, dataset: str, partition: str, analyzer: Analyzer) -> State | None:
-        """The stored state, or None when the partition has none for this analyzer."""
 
-    def partitions(self, dataset: str) -> list[str]:
-        """Partitions of the dataset that have stored states, sorted."""
+@runtime_checkable
+class FrequencyTableStore(Protocol):
+    """A store that keeps frequency tables as Parquet: the engine writes each run's tables
+    there once, as it builds them (a plain StateStore gets them unwritten in `save`)."""
 
     def frequency_location(self, dataset: str, partition: str) -> str:
-        """A fresh directory for this partition's frequency tables (Parquet)."""
+        """A fresh directory for this partition's frequency tables."""
 
 
-class _RecordStore:
-    """Shared logic: encoding, persisting frequency tables, pruning unreferenced ones."""
+class RecordStore:
+    """What the stores share: states encoded as records ({analyzer key: record}), frequency
+    tables written under `frequency_root`, and deleted once no stored state names them (and,
+    with `table_grace_s`, once that old: a younger one may be a concurrent run's)."""
 
-    def __init__(self, frequency_root: str | os.PathLike[str]) -> None:
+    def __init__(self, frequency_root: str | os.PathLike[str], *, table_grace_s: float = 0) -> None:
         self._frequency_root = Path(frequency_root)
+        self.table_grace_s = table_grace_s
 
     # Subclasses keep records: {analyzer key: encoded state}.
     def _write(self, dataset: str, partition: str, records: Mapping[str, Record]) -> None:
@@ -64,7 +77,14 @@ class _RecordStore:
         raise NotImplementedError
 
     def partitions(self, dataset: str) -> list[str]:
+        """Partitions of the dataset that have stored states, sorted."""
         raise NotImplementedError
+
+    def _read_many(
+        self, dataset: str, partitions: Sequence[str] | None
+    ) -> dict[str, dict[str, Record]]:
+        chosen = self.partitions(dataset) if partitions is None else partitions
+        return {p: self._read(dataset, p) for p in chosen}
 
     def _partition_dir(self, dataset: str, partition: str) -> Path:
         return self._frequency_root / quote(dataset, safe="") / quote(partition, safe="")
@@ -83,38 +103,70 @@ class _RecordStore:
         self._write(dataset, partition, records)
         self._prune(dataset, partition)
 
-    def load(self, dataset: str, partition: str, analyzer: Analyzer) -> State | None:
-        record = self._read(dataset, partition).get(analyzer_key(analyzer))
-        return None if record is None else decode_state(record)  # type: ignore[return-value]
-
-    def load_many(
-        self, dataset: str, partition: str, analyzers: Iterable[Analyzer]
-    ) -> dict[Analyzer, State]:
-        """Several analyzers' states of one partition in one read."""
-        records = self._read(dataset, partition)
-        found = {}
-        for analyzer in analyzers:
-            record = records.get(analyzer_key(analyzer))
-            if record is not None:
-                found[analyzer] = decode_state(record)
-        return found  # type: ignore[return-value]
+    def load(
+        self,
+        dataset: str,
+        analyzers: Iterable[Analyzer],
+        partitions: Sequence[str] | None = None,
+        *,
+        skip_unreadable: bool = False,
+    ) -> dict[str, dict[Analyzer, LoadedState]]:
+        """The stored states (frequency tables unopened). A state of another format version
+        raises StateFormatError, or with `skip_unreadable` is left out, as is then a frequency
+        state whose table has gone missing (the caller reads that partition again)."""
+        wanted = {analyzer_key(a): a for a in analyzers}
+        found: dict[str, dict[Analyzer, LoadedState]] = {}
+        for partition, records in self._read_many(dataset, partitions).items():
+            states = found.setdefault(partition, {})
+            for key, record in records.items():
+                analyzer = wanted.get(key)
+                if analyzer is None or (skip_unreadable and not _table_exists(record)):
+                    continue
+                try:
+                    states[analyzer] = _opened(record)
+                except StateFormatError:
+                    if not skip_unreadable:
+                        raise
+        return found
 
     def _prune(self, dataset: str, partition: str) -> None:
-        """Delete frequency tables that no stored state of the partition refers to any more."""
+        """Delete the partition's frequency tables that no stored state names any more."""
         directory = self._partition_dir(dataset, partition)
         if not directory.is_dir():
             return
         used = {
-            Path(r["payload"]["location"]).name
+            Path(location).name
             for r in self._read(dataset, partition).values()
-            if r.get("kind") == "frequencies"
+            if (location := _location(r))
         }
+        oldest = time.time() - self.table_grace_s
         for child in directory.iterdir():
-            if child.name.startswith("freq-") and child.name not in used:
+            young = self.table_grace_s and child.stat().st_mtime >= oldest
+            if child.name.startswith("freq-") and child.name not in used and not young:
                 shutil.rmtree(child, ignore_errors=True)
 
 
-class InMemoryStateStore(_RecordStore):
+def _opened(record: Record) -> LoadedState:
+    if record["kind"] == "frequencies":
+        if record.get("format_version") != STATE_FORMAT_VERSION:
+            decode_state(record)  # raises StateFormatError, saying what to do
+        return StoredTable(record["payload"])
+    return cast(State, decode_state(record))
+
+
+def _location(record: Record) -> str | None:
+    """Where a frequency state's Parquet table lives (None for other states)."""
+    location = record["payload"].get("location") if record["kind"] == "frequencies" else None
+    return str(location) if location else None
+
+
+def _table_exists(record: Record) -> bool:
+    """A frequency state's Parquet table is still there (remote locations are assumed to be)."""
+    location = _location(record)
+    return location is None or "://" in location or os.path.isdir(location)
+
+
+class InMemoryStateStore(RecordStore):
     """States in this process (frequency tables in a temporary directory)."""
 
     def __init__(self, frequency_root: str | os.PathLike[str] | None = None) -> None:
@@ -135,7 +187,7 @@ class InMemoryStateStore(_RecordStore):
         return sorted(p for d, p in self._records if d == dataset)
 
 
-class FileStateStore(_RecordStore):
+class FileStateStore(RecordStore):
     """One directory per dataset partition: `states.json` plus Parquet frequency tables.
 
     Writes go to a temporary file renamed over the old one, so a crash never leaves half a file."""
@@ -178,107 +230,3 @@ class FileStateStore(_RecordStore):
             if file.exists():
                 found.append(json.loads(file.read_text())["partition"])
         return sorted(found)
-
-
-class SqlStateStore(_RecordStore):
-    """States in a SQL database through SQLAlchemy (SQLite, PostgreSQL); frequency tables as
-    Parquet under `frequency_root`. One transaction per saved partition."""
-
-    def __init__(
-        self, url: str | Engine, *, frequency_root: str | os.PathLike[str] = ".dq/states"
-    ) -> None:
-        super().__init__(frequency_root)
-        self.engine = create_engine(url) if isinstance(url, str) else url
-        self._schema_ready = False
-
-    def _connect(self, *, write: bool) -> Any:
-        """A connection (a transaction when writing); the table is created on first use."""
-        if not self._schema_ready:
-            states_table.create(self.engine, checkfirst=True)  # in the project DB: migration 9
-            self._schema_ready = True
-        return self.engine.begin() if write else self.engine.connect()
-
-    def _write(self, dataset: str, partition: str, records: Mapping[str, Record]) -> None:
-        now = datetime.now(UTC)
-        with self._connect(write=True) as connection:
-            connection.execute(
-                delete(states_table).where(
-                    states_table.c.dataset == dataset,
-                    states_table.c.partition == partition,
-                    states_table.c.analyzer.in_(list(records)),
-                )
-            )
-            if records:
-                connection.execute(
-                    states_table.insert(),
-                    [
-                        {"dataset": dataset, "partition": partition, **state_row(key, record, now)}
-                        for key, record in records.items()
-                    ],
-                )
-
-    def _read(self, dataset: str, partition: str) -> dict[str, Record]:
-        query = select(states_table).where(
-            states_table.c.dataset == dataset, states_table.c.partition == partition
-        )
-        with self._connect(write=False) as connection:
-            rows = connection.execute(query).mappings().all()
-        return {row["analyzer"]: record_from_row(dict(row)) for row in rows}
-
-    def partitions(self, dataset: str) -> list[str]:
-        query = (
-            select(states_table.c.partition)
-            .where(states_table.c.dataset == dataset)
-            .distinct()
-            .order_by(states_table.c.partition)
-        )
-        with self._connect(write=False) as connection:
-            return list(connection.execute(query).scalars())
-
-
-def state_row(key: str, record: Record, now: datetime) -> dict[str, Any]:
-    """The columns of one stored state, as SQL stores keep it."""
-    return {
-        "analyzer": key,
-        "format_version": str(record["format_version"]),
-        "kind": record["kind"],
-        "payload": json.dumps(record["payload"]),
-        "updated_at": now,
-    }
-
-
-def record_from_row(row: Mapping[str, Any]) -> Record:
-    """A stored state's record, back from its SQL row."""
-    version: Any = row["format_version"]
-    return {
-        "format_version": int(version) if str(version).isdigit() else version,
-        "kind": row["kind"],
-        "payload": json.loads(row["payload"]),
-    }
-
-
-def load_states(
-    store: StateStore, analyzers: Iterable[Analyzer], *, dataset: str, partitions: Iterable[str]
-) -> tuple[dict[Analyzer, State], dict[Analyzer, str]]:
-    """Each analyzer's state merged over the partitions, or why it could not be (missing state)."""
-    wanted = list(dict.fromkeys(analyzers))
-    merged: dict[Analyzer, State] = {}
-    missing: dict[Analyzer, str] = {}
-    for partition in partitions:
-        if isinstance(store, _RecordStore):
-            found = store.load_many(dataset, partition, wanted)
-        else:
-            found = {a: s for a in wanted if (s := store.load(dataset, partition, a)) is not None}
-        for analyzer in wanted:
-            if analyzer in missing:
-                continue
-            state = found.get(analyzer)
-            if state is None:
-                missing[analyzer] = (
-                    f"{analyzer!r}: no stored state for dataset {dataset!r} partition "
-                    f"{partition!r}; run the analysis on that partition first"
-                )
-                merged.pop(analyzer, None)
-            else:
-                merged[analyzer] = merged[analyzer].merge(state) if analyzer in merged else state
-    return merged, missing

@@ -167,7 +167,7 @@ def test_partition_states_merge_to_the_whole(data) -> None:
     found = analyze_partitions(keyed, analyzers, ["1", "2"], column="part")
     assert not found.errors
     merged = {a: found.states["1"][a].merge(found.states["2"][a]) for a in analyzers}
-    metrics, _ = metrics_from_states(analyzers, merged)
+    metrics, _ = metrics_from_states(analyzers, [merged])
     whole = run_analysis(keyed, analyzers).metrics
     for analyzer in analyzers:
         assert metrics[analyzer].value == whole[analyzer].value, analyzer

@@ -68,7 +68,7 @@ def test_merged_partition_states_give_the_metrics_of_the_whole(data):
     analyzers = SCAN + FREQUENCY
     found = analyze_partitions(data, analyzers, ["a", "b", "c"], column=COLUMN)
     assert not found.errors
-    metrics, _ = metrics_from_states(analyzers, _merged(found.states, analyzers))
+    metrics, _ = metrics_from_states(analyzers, [_merged(found.states, analyzers)])
     whole = run_analysis(data, analyzers).metrics
     for analyzer in analyzers:
         assert metrics[analyzer].ok, metrics[analyzer].error
@@ -77,10 +77,13 @@ def test_merged_partition_states_give_the_metrics_of_the_whole(data):
             assert math.isclose(got, want, rel_tol=1e-9), analyzer  # type: ignore[arg-type]
         else:
             assert got == want, analyzer
+    # the engine merges the partitions' states itself (frequency tables in one scan)
+    parts, _ = metrics_from_states(analyzers, found.states.values())
+    assert all(parts[a].value == metrics[a].value for a in analyzers)
     # each partition's own metrics too
     a = found.states["a"]
     assert Size().metric_from_state(a[Size()]).value == 3
-    alone, _ = metrics_from_states(FREQUENCY, found.states["b"])
+    alone, _ = metrics_from_states(FREQUENCY, [found.states["b"]])
     assert alone[CountDistinct(["s"])].value == 2
 
 

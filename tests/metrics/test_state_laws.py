@@ -26,6 +26,7 @@ from checkers.metrics import (
     HigherMomentsState,
     Histogram,
     HllState,
+    InMemoryStateStore,
     InterquartileRange,
     KllState,
     Kurtosis,
@@ -40,9 +41,11 @@ from checkers.metrics import (
     Sum,
     Uniqueness,
     ZerosCount,
+    merge_states,
     run_analysis,
 )
 from checkers.metrics._serde import _KINDS
+from checkers.metrics.frequencies import StoredTable
 from checkers.metrics.samples import BottomK, DistinctBottomK, DistinctCount, ThetaState
 from tests.conftest import CONNECT
 
@@ -198,3 +201,34 @@ def test_states_form_a_commutative_monoid_and_merge_like_the_union(
             assert "cannot be combined" in analyzer.metric_from_state(a.merge(b)).error
             continue
         assert same(union_part(a.merge(b).merge(c)), union_part(whole.states[analyzer])), analyzer
+
+
+#: The engine's merge (views over a store, incremental checks) runs every analyzer three times.
+MERGE_EXAMPLES = 2 if CONNECT else 3
+
+
+@settings(max_examples=MERGE_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=rows, cut=st.integers(0, 40))
+def test_the_engine_merge_of_stored_and_fresh_states_is_the_union(spark, data, cut) -> None:
+    """merge_states, the one path from parts' states to the whole's (metrics_from_states, hence
+    views and incremental checks): a part stored (its frequency tables unopened) and a part
+    just computed merge, in either order, into the states of the whole; {} is the identity."""
+    cut = min(cut, len(data))
+    analyzers = [a for a in [*ANALYZERS, *sample_analyzers()] if a != CUSTOM_SQL]
+    store = InMemoryStateStore()
+    first, second, whole = (
+        run_analysis(spark.createDataFrame(rows_, SCHEMA), analyzers, **where)
+        for rows_, where in (
+            (data[:cut], {"state_store": store, "dataset": "d", "partition": "a"}),
+            (data[cut:], {}),
+            (data, {}),
+        )
+    )
+    stored = store.load("d", analyzers, ["a"])["a"]
+    assert any(isinstance(s, StoredTable) for s in stored.values())
+    for parts in ([stored, second.states], [second.states, stored]):
+        merged = merge_states(analyzers, parts)
+        for analyzer in analyzers:
+            assert same(union_part(merged[analyzer]), union_part(whole.states[analyzer])), analyzer
+    alone = merge_states(analyzers, [first.states, {}])
+    assert all(same(alone[a], first.states[a]) for a in analyzers)

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from checkers.engine_tables import states_table
 from checkers.metrics import (
     STATE_FORMAT_VERSION,
     ApproxCountDistinct,
@@ -33,6 +32,7 @@ from checkers.metrics import (
     metrics_for_view,
     run_analysis,
 )
+from checkers.metrics.sql_state_store import states_table
 from tests.conftest import POSTGRES_URL
 
 ANALYZERS = [
@@ -118,7 +118,7 @@ def test_other_format_versions_are_a_clear_error(kind, tmp_path, parts) -> None:
     with pytest.raises(
         StateFormatError, match=f"format version 0.*reads version {STATE_FORMAT_VERSION}"
     ):
-        store.load(dataset, "p1", Mean("x"))
+        store.load(dataset, [Mean("x")], ["p1"])
 
 
 @pytest.mark.parametrize("kind", STORES)
@@ -150,7 +150,7 @@ def test_file_store_write_is_atomic(tmp_path, parts) -> None:
         store._write("d", "p", {"broken": {"payload": object()}})  # fails half-way through json
     directory = store._partition_dir("d", "p")
     assert sorted(p.name for p in directory.iterdir() if p.is_file()) == ["states.json"]
-    assert store.load("d", "p", Mean("x")) is not None
+    assert Mean("x") in store.load("d", [Mean("x")], ["p"])["p"]
 
 
 @pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -162,7 +162,7 @@ def test_sql_store_write_is_one_transaction(kind, tmp_path, parts) -> None:
     record = {"format_version": 1, "kind": "sum", "payload": object()}
     with pytest.raises(TypeError):
         store._write(dataset, "p", {key: record})  # the delete ran, then the insert failed
-    assert store.load(dataset, "p", Mean("x")) is not None
+    assert Mean("x") in store.load(dataset, [Mean("x")], ["p"])["p"]
 
 
 def test_replaced_frequency_tables_are_pruned(tmp_path, parts) -> None:
