@@ -13,8 +13,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from checkers._keys import key_columns, quoted
+from checkers.errors import describe_failure
 from checkers.metrics import Analyzer, CountWhere, Metric, run_analysis
-from checkers.metrics._scan import describe_failure
 from checkers.outcome import SampleRow, json_safe
 from checkers.tolerances import KnownBroken, Tolerance
 

@@ -53,7 +53,7 @@ states_table = sa.Table(
     sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
 )
 
-# Incremental checks (checks/incremental_run.py), migration 7. Per (check, partition): the
+# Incremental checks (scheduling/tick/incremental.py), migration 7. Per (check, partition): the
 # fingerprint of the data whose states are stored and the check definition they were computed
 # under; written after the states, so a crash in between only means recomputing the partition.
 partitions = sa.Table(

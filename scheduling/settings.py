@@ -41,7 +41,7 @@ from scheduling.schema import project_database
 from scheduling.tick.sources import DEFAULT_PARALLELISM
 
 if TYPE_CHECKING:
-    from checks.partition_store import PartitionStore
+    from scheduling.tick.partition_store import PartitionStore
 
 
 def _switched_on(config: Config) -> tuple[dict[str, Receiver], dict[str, AlertLevel]]:
@@ -97,7 +97,7 @@ class Settings:
         unavailable (they then read everything)."""
         if self.database_error is not None:
             return None
-        from checks.partition_store import PartitionStore
+        from scheduling.tick.partition_store import PartitionStore
 
         return PartitionStore(self.engine, self.state_dir / "states")
 

@@ -23,7 +23,7 @@ from checkers.consistency.sides import (
     as_int,
     fetched_row,
 )
-from checkers.metrics._scan import describe_failure
+from checkers.errors import describe_failure
 from checkers.parsers._base import SourceError
 
 

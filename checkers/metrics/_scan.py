@@ -3,17 +3,14 @@ analyzers whose expressions fail so that one bad analyzer never hides the others
 
 from __future__ import annotations
 
-import itertools
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from checkers.errors import describe_failure
 from checkers.metrics._analyzer import ScanShareableAnalyzer, State
-from checkers.redaction import redact_records
-from checkers.shipping import explain_worker_error
 
 
 @dataclass
@@ -29,48 +26,6 @@ class ScanOutcome:
         for key, states in found.items():
             target = self.states if key is _WHOLE else self.grouped.setdefault(key, {})
             target.update(zip(analyzers, states, strict=True))
-
-
-def _short(line: str) -> str:
-    """`org.apache.spark.SparkException: [X] msg` -> `SparkException: [X] msg`."""
-    name, sep, message = line.strip().partition(": ")
-    if sep and re.fullmatch(r"[\w.$]+", name):
-        return f"{name.rsplit('.', 1)[-1]}{sep}{message}"
-    return line.strip()
-
-
-def _python_worker_error(text: list[str]) -> str | None:
-    python_lines = []
-    for line in text[1:]:
-        if line.startswith(("\tat ", "JVM stacktrace")):
-            break
-        python_lines.append(line)
-    raised = [line for line in python_lines if re.match(r"^[A-Za-z_.]*(Error|Exception)\b", line)]
-    return explain_worker_error(f"{text[0]} {raised[-1]}") if raised else None
-
-
-def describe_failure(exc: Exception) -> str:
-    """What went wrong, without the JVM stack trace: Spark's message; for a failed job, the Spark
-    cause and the root cause (a malformed record, a bad cast); for an error in a Python worker,
-    the Python exception line. Works on classic Spark and Spark Connect messages alike."""
-    text = redact_records(str(exc)).strip().splitlines()  # never a row of data in a message
-    if not text:
-        return type(exc).__name__
-    if "Python worker" in text[0] and (python := _python_worker_error(text)):
-        return python
-    calling = text[0].startswith("An error occurred while calling") and len(text) > 1
-    causes = [text[1].lstrip(": ") if calling else text[0]]
-    for n, line in enumerate(text):
-        if line.startswith("Caused by: "):
-            more = itertools.takewhile(
-                lambda x: not x.startswith(("\tat ", "Caused by", "\t...")), text[n + 1 : n + 6]
-            )
-            causes.append(" ".join([line.split("Caused by: ", 1)[1], *map(str.strip, more)]))
-    if len(causes) == 1:
-        return _short(causes[0])
-    spark = [c for c in causes if "[" in c and "]" in c]  # Spark errors carry an error class
-    chosen = list(dict.fromkeys([spark[-1] if spark else causes[0], causes[-1]]))
-    return "; caused by ".join(_short(c) for c in chosen)
 
 
 _WHOLE = object()  # the key of an ungrouped aggregation's only row

@@ -12,6 +12,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from checkers.errors import describe_failure
 from checkers.metrics import _grouping
 from checkers.metrics._analyzer import (
     Analyzer,
@@ -21,7 +22,7 @@ from checkers.metrics._analyzer import (
     State,
 )
 from checkers.metrics._metric import Metric
-from checkers.metrics._scan import describe_failure, run_scan
+from checkers.metrics._scan import run_scan
 from checkers.metrics.frequencies import FrequencyState, read_parquet
 from checkers.metrics.standalone import run_standalone
 from checkers.metrics.state_stores import FrequencyTableStore, StateStore

@@ -13,9 +13,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from checkers.errors import describe_failure
 from checkers.metrics._analyzer import Analyzer, State
 from checkers.metrics._metric import EmptyStateError, Entity, Metric, MetricComputationError
-from checkers.metrics._scan import describe_failure
 from checkers.metrics._serde import state_kind
 
 

@@ -13,7 +13,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from checkers.metrics._scan import describe_failure
+from checkers.errors import describe_failure
 from checkers.parsers.partitions import Partition, Partitioning
 
 #: A literal value, or a function giving it when the source is read (paths from settings, URLs

@@ -16,8 +16,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from checkers.deadlines import Deadline, current, timed_out
+from checkers.errors import describe_failure
 from checkers.jdbc_drivers import DRIVERS
-from checkers.metrics._scan import describe_failure
 from checkers.parsers._base import Lazy, Parser, SourceError, resolve
 
 #: SQLAlchemy backends and the JDBC subprotocol that reads them.

@@ -105,7 +105,7 @@ def manifest_finding(configured: str | None = None) -> Finding:
 
 
 def _failure(exc: Exception) -> str:
-    from checkers.metrics._scan import describe_failure
+    from checkers.errors import describe_failure
 
     return describe_failure(exc)
 

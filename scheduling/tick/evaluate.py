@@ -28,18 +28,18 @@ from checkers.project_db import utc_now
 from checkers.shipping import ship_checks
 from checkers.spark import spark_session
 from checks.base import QualityCheck
-from checks.incremental_run import (
+from scheduling.tick.incremental import (
     PartitionPlan,
     PartitionWork,
     evaluate_partitions,
     incremental_problem,
     stable_checker,
 )
-from checks.incremental_run import (
+from scheduling.tick.incremental import (
     prepare as prepare_partitions,
 )
-from checks.partition_store import PartitionStore
 from scheduling.tick.judge import EMPTY_DATASET, decide, judge, mask
+from scheduling.tick.partition_store import PartitionStore
 from scheduling.tick.passes import EnginePass, passes_of
 from scheduling.tick.sources import DEFAULT_PARALLELISM, Loaded, load_sources
 

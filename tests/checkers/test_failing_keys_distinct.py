@@ -115,9 +115,9 @@ def test_incremental_counts_merge_over_partitions_like_a_full_read(spark, tmp_pa
 
     from checkers.parsers import HivePartitions, ParquetParser
     from checks.incremental import Incremental
-    from checks.partition_store import PartitionStore
     from scheduling.schema import migrate
     from scheduling.tick.evaluate import evaluate_checks
+    from scheduling.tick.partition_store import PartitionStore
 
     engine = sa.create_engine(f"sqlite:///{tmp_path / 'dq.db'}")
     migrate(engine)

@@ -26,10 +26,10 @@ from checkers.parsers import HivePartitions, ParquetParser
 from checkers.tolerances import KnownBroken
 from checks import QualityCheck
 from checks.incremental import Incremental
-from checks.partition_store import PartitionStore
 from scheduling.drift import differences
 from scheduling.schema import migrate
 from scheduling.tick.evaluate import evaluate_checks
+from scheduling.tick.partition_store import PartitionStore
 
 DAYS = [dt.date(2013, 1, d) for d in range(1, 6)]
 NOW = dt.datetime(2013, 2, 1, tzinfo=dt.UTC)

@@ -23,12 +23,12 @@ from checkers.parsers import HivePartitions, ParquetParser
 from checks import QualityCheck
 from checks.definition import CheckDefinitionError
 from checks.incremental import Incremental
-from checks.partition_store import PartitionStore
 from scheduling.cli import main
 from scheduling.cli.exits import EXIT_DRIFT, EXIT_FAILED
 from scheduling.drift import differences
 from scheduling.schema import migrate
 from scheduling.tick.evaluate import evaluate_checks
+from scheduling.tick.partition_store import PartitionStore
 from tests.checks.test_incremental import DAYS, NOW, flights_by_day, write_day  # noqa: F401
 from tests.scheduling.databases import KINDS, fresh_database
 
@@ -297,7 +297,7 @@ def test_two_runs_at_once_both_finish_and_leave_a_consistent_store(spark, lake, 
 def test_unreferenced_frequency_tables_are_deleted_only_once_old(spark, lake, tmp_path):
     import os
 
-    from checks.partition_store import TABLE_GRACE_S
+    from scheduling.tick.partition_store import TABLE_GRACE_S
 
     store = _store(f"sqlite:///{tmp_path / 'dq.db'}", tmp_path)
     check = _unique_check(lake)
@@ -420,7 +420,7 @@ def test_a_sql_source_partitioned_by_a_column_reads_only_changed_days(spark, tmp
 
 def test_the_definition_digest_is_the_same_in_every_process(spark, lake):
     """A parser with a lazy path (a lambda) has an address in its repr: it must not count."""
-    from checks.incremental_run import definition_digest, plan_for
+    from scheduling.tick.incremental import definition_digest, plan_for
 
     def parser_reading(path: str) -> ParquetParser:
         return ParquetParser(lambda: path, partitioning=HivePartitions(("day",)))

@@ -97,7 +97,6 @@ def test_dq_run_json_lists_the_passes(spark, tick_env, capsys):
 
 def test_checks_reading_a_source_the_same_way_print_no_apart_reason(spark, tick_env, capsys):
     from scheduling.cli.run_output import pass_lines
-
     from scheduling.tick.passes import EnginePass
 
     together = EnginePass(("a", "b"), ("numbers.csv",), 0.5)

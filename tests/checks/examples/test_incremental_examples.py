@@ -8,10 +8,10 @@ import pandas as pd
 import sqlalchemy as sa
 
 from checks.examples import FlightDelaysMatchTimes, FlightsMetricSuite
-from checks.partition_store import PartitionStore
 from scheduling.drift import differences
 from scheduling.schema import migrate
 from scheduling.tick.evaluate import evaluate_checks
+from scheduling.tick.partition_store import PartitionStore
 from tests.checks.examples.conftest import NOW
 
 CHECKS = [FlightsMetricSuite, FlightDelaysMatchTimes]

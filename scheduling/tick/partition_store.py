@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from checkers.engine_tables import partition_states, partitions
-from checkers.metrics._analyzer import Analyzer, State
+from checkers.metrics import Analyzer, State
 from checkers.metrics.sql_state_store import SqlStateStore, StateTable
 from checkers.metrics.state_stores import LoadedState
 from checkers.project_db import utc_now

@@ -23,10 +23,17 @@ from checkers.checker import (
     FullScanChecker,
 )
 from checkers.deadlines import within
+from checkers.errors import describe_failure
 from checkers.metric_checker import MetricChecker
-from checkers.metrics import Analyzer, CountWhere, Metric, Size
-from checkers.metrics._analyzer import FrequencyAnalyzer, ScanShareableAnalyzer, State
-from checkers.metrics._scan import describe_failure
+from checkers.metrics import (
+    Analyzer,
+    CountWhere,
+    FrequencyAnalyzer,
+    Metric,
+    ScanShareableAnalyzer,
+    Size,
+    State,
+)
 from checkers.metrics.differential import metrics_from_states
 from checkers.metrics.partitioned import analyze_partitions
 from checkers.metrics.state_stores import LoadedState
@@ -34,7 +41,7 @@ from checkers.parsers import PARTITION_COLUMN, Parser, Partition, PartitionColum
 from checkers.tolerances import Tolerance
 from checks.base import QualityCheck
 from checks.incremental import partition_order
-from checks.partition_store import Known, PartitionStore
+from scheduling.tick.partition_store import Known, PartitionStore
 
 
 @dataclass(frozen=True)

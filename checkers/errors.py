@@ -1,0 +1,52 @@
+"""What went wrong, in one line a person can act on: Spark's and the JVM's failures without their
+stack traces, data values withheld. Every error outcome's reason passes through here."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from checkers.redaction import redact_records
+from checkers.shipping import explain_worker_error
+
+
+def _short(line: str) -> str:
+    """`org.apache.spark.SparkException: [X] msg` -> `SparkException: [X] msg`."""
+    name, sep, message = line.strip().partition(": ")
+    if sep and re.fullmatch(r"[\w.$]+", name):
+        return f"{name.rsplit('.', 1)[-1]}{sep}{message}"
+    return line.strip()
+
+
+def _python_worker_error(text: list[str]) -> str | None:
+    python_lines = []
+    for line in text[1:]:
+        if line.startswith(("\tat ", "JVM stacktrace")):
+            break
+        python_lines.append(line)
+    raised = [line for line in python_lines if re.match(r"^[A-Za-z_.]*(Error|Exception)\b", line)]
+    return explain_worker_error(f"{text[0]} {raised[-1]}") if raised else None
+
+
+def describe_failure(exc: Exception) -> str:
+    """What went wrong, without the JVM stack trace: Spark's message; for a failed job, the Spark
+    cause and the root cause (a malformed record, a bad cast); for an error in a Python worker,
+    the Python exception line. Works on classic Spark and Spark Connect messages alike."""
+    text = redact_records(str(exc)).strip().splitlines()  # never a row of data in a message
+    if not text:
+        return type(exc).__name__
+    if "Python worker" in text[0] and (python := _python_worker_error(text)):
+        return python
+    calling = text[0].startswith("An error occurred while calling") and len(text) > 1
+    causes = [text[1].lstrip(": ") if calling else text[0]]
+    for n, line in enumerate(text):
+        if line.startswith("Caused by: "):
+            more = itertools.takewhile(
+                lambda x: not x.startswith(("\tat ", "Caused by", "\t...")), text[n + 1 : n + 6]
+            )
+            causes.append(" ".join([line.split("Caused by: ", 1)[1], *map(str.strip, more)]))
+    if len(causes) == 1:
+        return _short(causes[0])
+    spark = [c for c in causes if "[" in c and "]" in c]  # Spark errors carry an error class
+    chosen = list(dict.fromkeys([spark[-1] if spark else causes[0], causes[-1]]))
+    return "; caused by ".join(_short(c) for c in chosen)
