@@ -1,5 +1,6 @@
-"""One Airflow stand for the whole test session (booting one costs a minute or more): a real
-scheduler, dag-processor and API server hosting the stand's probe DAGs (test_airflow_stand) and
+"""One Airflow stand for the tests of this package (booting one costs a minute or more; it stops
+after the package's last test, so it costs no CPU while other tests run): a real scheduler,
+dag-processor and API server hosting the stand's probe DAGs (test_airflow_stand) and
 the repository's DAG with the Airflow example's DAGs (test_scheduled_tick), over one metadata
 database migrated once (test_dag copies it)."""
 
@@ -25,7 +26,7 @@ TICK_START = "2026-11-22T06:45:00+00:00"
 DQ_DAGS = [ROOT / "dags" / "dq_checks.py", *(ROOT / "examples" / "airflow" / "dags").glob("*.py")]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def migrated_airflow_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An Airflow metadata database with every migration applied, to copy (SQLite file)."""
     home = tmp_path_factory.mktemp("airflow-db")
@@ -46,7 +47,7 @@ class SharedStand:
     events: EventLogs
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def shared_stand(
     tmp_path_factory: pytest.TempPathFactory, migrated_airflow_db: Path
 ) -> Iterator[SharedStand]:

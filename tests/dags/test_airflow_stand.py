@@ -27,7 +27,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def stand(shared_stand):
-    """The session's stand (tests/dags/conftest.py), which also hosts the dq DAG."""
+    """The package's stand (tests/dags/conftest.py), which also hosts the dq DAG."""
     return shared_stand.stand
 
 

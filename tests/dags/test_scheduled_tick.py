@@ -17,7 +17,7 @@ from tests.dags.airflow_stand import AirflowStand
 from tests.dags.environment import GATE
 from tests.dags.spark_events import reads_of
 
-# Waits for real Airflow runs that start Spark (the session's stand). `make test-fast` skips it.
+# Waits for real Airflow runs that start Spark (the package's stand). `make test-fast` skips it.
 pytestmark = pytest.mark.slow
 
 DUE_STATES = {
@@ -41,7 +41,7 @@ CHECKS = [*RECORDED, "nightly_small"]
 
 @pytest.fixture(scope="module")
 def tick(shared_stand):
-    """The session's stand (tests/dags/conftest.py) replays one interval, (06:45, 07:00], of the
+    """The package's stand (tests/dags/conftest.py) replays one interval, (06:45, 07:00], of the
     dq DAG; the producer DAG was triggered once the DAGs were parsed."""
     stand = shared_stand.stand
     run = stand.wait_for_run("dq_checks", lambda r: r.run_type == "scheduled", timeout=600)
