@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-classic test-connect lint bench bench-incremental bench-consistency reladiff-venv demo manifest chromium jdbc-drivers clean
+.PHONY: test test-fast test-classic test-connect lint bench bench-incremental bench-consistency reladiff-venv demo manifest chromium jdbc-drivers clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH"; exit 1; }
@@ -26,16 +26,25 @@ jdbc-drivers:
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq libpostgresql-jdbc-java libmariadb-java >/dev/null; }
 
-# All tests on classic Spark, then everything that touches Spark again over Spark Connect.
+# The Spark Connect pass: the tests marked `connect` (what Connect can change), which must call
+# every Connect-specific function of the library (tests/connect_paths.py, --connect-audit).
+CONNECT_PASS := DQ_TEST_SPARK_CONNECT=1 $(PY) -m pytest -q tests/metrics tests/checkers tests/checks \
+	tests/test_spark.py -m "connect and not classic_only" --connect-audit
+
+# All tests on classic Spark, then the `connect` ones again over Spark Connect.
 test: $(STAMP) chromium jdbc-drivers
 	$(PY) -m pytest -q
-	DQ_TEST_SPARK_CONNECT=1 $(PY) -m pytest -q tests/metrics tests/checkers tests/checks -m "not classic_only"
+	$(CONNECT_PASS)
+
+# For developers: the same without the slow end-to-end scenarios (`slow`); CI runs `make test`.
+test-fast: $(STAMP) jdbc-drivers
+	$(PY) -m pytest -q -m "not slow"
 
 test-classic: $(STAMP) jdbc-drivers
 	$(PY) -m pytest -q
 
 test-connect: $(STAMP) jdbc-drivers
-	DQ_TEST_SPARK_CONNECT=1 $(PY) -m pytest -q tests/metrics tests/checkers tests/checks -m "not classic_only"
+	$(CONNECT_PASS)
 
 lint: $(STAMP)
 	$(PY) -m ruff check checkers checks alerting scheduling dags tests benchmarks examples

@@ -55,10 +55,19 @@ def make_df(spark: SparkSession):
     return build
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--connect-audit",
+        action="store_true",
+        help="(Spark Connect pass) fail unless the tests called every function of "
+        "tests/connect_paths.py OVER_CONNECT",
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The Spark Connect pass reruns only the tests that use the Spark session: the others (and
-    the subprocesses they start) do not depend on how Spark is reached, and ran in the classic
-    pass already."""
+    """The Spark Connect pass runs the tests marked `connect` (the Makefile selects them) that
+    use the Spark session: the others do not depend on how Spark is reached, and ran in the
+    classic pass already."""
     if not CONNECT:
         return
     kept = [i for i in items if "spark" in getattr(i, "fixturenames", ())]
@@ -66,3 +75,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+    if config.getoption("--connect-audit"):
+        from tests.connect_paths import OVER_CONNECT, watch
+
+        called: set[str] = set()
+        watch(list(OVER_CONNECT), called)
+        config.stash[_CALLED] = called
+
+
+_CALLED = pytest.StashKey[set[str]]()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    called = session.config.stash.get(_CALLED, None)
+    if called is None or exitstatus != 0:
+        return
+    from tests.connect_paths import OVER_CONNECT
+
+    missed = sorted(set(OVER_CONNECT) - called)
+    if missed:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        message = (
+            "connect audit: no `connect` test called these Connect-specific functions "
+            f"(tests/connect_paths.py): {missed}"
+        )
+        if reporter is not None:
+            reporter.write_line(message, red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from checkers import spark_target
@@ -44,3 +46,24 @@ def test_an_unreachable_connect_server_fails_fast_naming_it() -> None:
     expected = f"no Spark Connect server answers at 127.0.0.1:{port}"
     with pytest.raises(ConnectionError, match=expected):
         spark_session(remote=f"sc://127.0.0.1:{port}/;user_id=dq")
+
+
+@pytest.mark.connect
+def test_a_remote_url_gets_a_working_spark_connect_session(spark, monkeypatch, tmp_path) -> None:
+    """The Connect pass's local server reached by URL, as a deployment reaches its own
+    (DQ_SPARK_REMOTE): the factory probes it, keeps the client's progress bar out of a run that
+    logs to a file, and the session computes."""
+    from checkers import spark_session
+    from checkers.shipping import is_connect
+    from checkers.spark_logs import CONNECT_PROGRESS_ENV, SPARK_LOG_ENV
+
+    if not is_connect(spark):
+        pytest.skip("needs the Spark Connect server of the Connect pass")
+    port = spark.conf.get("spark.connect.grpc.binding.port", "15002")
+    monkeypatch.setenv("DQ_SPARK_REMOTE", f"sc://localhost:{port}")
+    monkeypatch.setenv(SPARK_LOG_ENV, str(tmp_path / "spark.log"))
+    monkeypatch.setenv(CONNECT_PROGRESS_ENV, "1")
+    session = spark_session()
+    assert is_connect(session)
+    assert session.range(3).count() == 3
+    assert os.environ[CONNECT_PROGRESS_ENV] == "0"

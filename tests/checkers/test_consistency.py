@@ -20,6 +20,10 @@ from checkers import KnownBroken, LessThan
 from checkers.consistency import ConsistencyChecker, SqlTable
 from tests.scheduling.databases import fresh_database
 
+# The Spark side of a comparison reads JDBC through the server and collects through Arrow.
+# (tests/connect_paths.py)
+pytestmark = pytest.mark.connect
+
 UTC = dt.UTC
 PLUS2 = dt.timezone(dt.timedelta(hours=2))
 TOLERANCE = 0.001

@@ -13,6 +13,9 @@ import sqlalchemy as sa
 from checkers.consistency import ConsistencyChecker, SqlTable
 from tests.scheduling.databases import fresh_database
 
+# A million rows in PostgreSQL and in MariaDB. `make test-fast` skips it.
+pytestmark = pytest.mark.slow
+
 ROWS = 1_000_000
 DELETED = (17, 500_000, 999_999)  # from MariaDB: missing in the right
 INSERTED = (1_000_500, 1_000_501, 0)  # into MariaDB only: missing in the left

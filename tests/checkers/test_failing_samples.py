@@ -18,6 +18,9 @@ from checkers import (
 )
 from tests.metrics.jobs import count_jobs
 
+# Failing-row samples (binary values too) arrive through Arrow. (tests/connect_paths.py)
+pytestmark = pytest.mark.connect
+
 
 @pytest.fixture(scope="module")
 def events(spark):

@@ -24,6 +24,9 @@ from checkers.parsers.jdbc import JdbcParser
 from tests.conftest import POSTGRES_URL
 from tests.scheduling.databases import fresh_database
 
+# Over Connect the server, not this process, reads JDBC. (tests/connect_paths.py)
+pytestmark = pytest.mark.connect
+
 SERVERS = [
     pytest.param("postgres", marks=pytest.mark.postgres),
     pytest.param("mariadb", marks=pytest.mark.mariadb),

@@ -4,6 +4,8 @@ while planning are the checker's error, and the other checkers still run."""
 
 from __future__ import annotations
 
+import pytest
+
 from checkers import (
     AggregateComparisonChecker,
     KnownBroken,
@@ -15,6 +17,9 @@ from checkers import (
     run_checkers,
 )
 from checkers.metrics import Size
+
+# Key columns resolve by plan analysis, which Connect does lazily. (tests/connect_paths.py)
+pytestmark = pytest.mark.connect
 
 DOTTED = "id int, `a.b` string, amount double"
 ROWS = [(1, "k1", 10.0), (2, "k2", 150.0), (3, "k3", 200.0)]

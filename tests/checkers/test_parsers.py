@@ -25,6 +25,10 @@ from checkers.parsers import (
 )
 from tests.conftest import POSTGRES_URL
 
+# Records become a DataFrame through Arrow (which refuses an empty table); read errors come from the
+# server. (tests/connect_paths.py)
+pytestmark = pytest.mark.connect
+
 
 def rows_of(df) -> list[tuple]:
     return sorted(tuple(r) for r in df.collect())

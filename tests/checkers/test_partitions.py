@@ -212,6 +212,7 @@ def test_an_empty_root_has_no_partitions(tmp_path):
     assert csv(tmp_path).partitions(None) == []  # type: ignore[arg-type]
 
 
+@pytest.mark.connect
 def test_read_partitions_reads_only_their_files(spark, tmp_path):
     root = tmp_path / "flights"
     rows = [(n, f"2013-01-0{n % 3 + 1}", n * 1.5) for n in range(12)]
@@ -230,6 +231,7 @@ def test_read_partitions_reads_only_their_files(spark, tmp_path):
     assert dict(read.dtypes)[PARTITION_COLUMN] == "string"
 
 
+@pytest.mark.connect
 def test_partition_keys_of_rows_match_the_listing_for_escaped_values(spark, tmp_path):
     root = tmp_path / "events"
     values = ["2013-01-01 05:00", "a+b c", "x%y/z", "plain"]
@@ -345,6 +347,7 @@ def test_file_uri_root_is_listed_locally_and_read(spark, days):
     ]
 
 
+@pytest.mark.connect
 def test_other_file_systems_are_listed_by_spark_file_index(spark, tmp_path):
     # The branch for s3a://, hdfs://... driven on local files: the same partitions, and the
     # paths Spark gives read back the same rows.

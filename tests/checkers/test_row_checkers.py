@@ -14,6 +14,9 @@ from checkers import (
 )
 from tests.metrics.jobs import count_jobs
 
+# Python predicates are pandas UDFs, run by the server's Python workers. (tests/connect_paths.py)
+pytestmark = pytest.mark.connect
+
 SCHEMA = "id int, carrier string, delay double"
 ROWS = [(1, "UA", 5.0), (2, "AA", None), (3, "UA", 700.0), (4, None, 12.0), (5, "B6", 900.0)]
 

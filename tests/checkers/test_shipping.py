@@ -48,6 +48,7 @@ def test_the_zip_holds_the_package_files_without_bytecode_and_is_named_by_conten
     assert "teampkg" not in sys.modules  # found, never imported
 
 
+@pytest.mark.connect
 def test_a_local_session_needs_nothing_shipped(spark) -> None:
     if type(spark).__module__.startswith("pyspark.sql.connect"):
         assert ship_checks(spark) is not None  # a Connect server never shares our paths

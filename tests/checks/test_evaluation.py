@@ -20,6 +20,9 @@ from checks import QualityCheck
 from scheduling.tick.evaluate import EMPTY_DATASET, evaluate_check, evaluate_checks
 from tests.metrics.jobs import count_jobs
 
+# The run path end to end: errors, predicates and samples over the session. (tests/connect_paths.py)
+pytestmark = pytest.mark.connect
+
 NOW = dt.datetime(2026, 11, 22, 12, 0, tzinfo=dt.UTC)
 loads: list[int] = []
 

@@ -188,6 +188,7 @@ def test_incremental_equals_scratch_after_appends_rewrites_deletes_and_late_days
     assert outcomes[0].total == sum(len(flights_by_day[d]) for d in DAYS[1:])
 
 
+@pytest.mark.connect  # the changed partition's files are read through the server
 def test_a_run_reads_only_the_changed_partition_and_nothing_when_nothing_changed(
     spark, tmp_path, flights_by_day, store
 ):

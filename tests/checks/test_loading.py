@@ -20,6 +20,9 @@ from checks import QualityCheck
 from scheduling.tick.evaluate import evaluate_checks
 from scheduling.tick.sources import load_sources
 
+# Sources load concurrently through one Connect client. (tests/connect_paths.py)
+pytestmark = pytest.mark.connect
+
 NOW = dt.datetime(2026, 11, 22, 12, 0, tzinfo=dt.UTC)
 BOUND_S = 20.0  # generous: the deadlines below are 0.5 to 1.5 s
 

@@ -9,6 +9,9 @@ import pytest
 from checkers import Status
 from tests.checks.slow_tick import DEADLINE_S, DELAYS_S, slow_env, slow_sources_tick
 
+# Waits for five sources' deadlines by design. `make test-fast` skips it.
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.postgres
 @pytest.mark.mariadb

@@ -83,7 +83,8 @@ def airflow_environment(
 class AirflowStand:
     """Airflow's three services on one temporary AIRFLOW_HOME. `env` (PYTHONPATH, DQ_*) reaches
     every process, tasks included; it wins over the stand's own settings, so a test can change
-    any AIRFLOW__* key. `parallelism` is `[core] parallelism`: task slots of the LocalExecutor."""
+    any AIRFLOW__* key. `parallelism` is `[core] parallelism`: task slots of the LocalExecutor.
+    `migrated`: `home`'s airflow.db is a copy of a migrated one, so no `airflow db migrate`."""
 
     def __init__(
         self,
@@ -92,6 +93,7 @@ class AirflowStand:
         *,
         env: Mapping[str, str] | None = None,
         parallelism: int = 4,
+        migrated: bool = False,
     ) -> None:
         self.home = Path(home)
         self.dags_folder = Path(dags_folder)
@@ -108,6 +110,7 @@ class AirflowStand:
             ),
             **(env or {}),
         }
+        self.migrated = migrated  # the metadata database in `home` is a migrated copy
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self.metadata = MetadataReader(self.env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"])
         self.started_s: float | None = None  # start-up time: migrate to scheduler heartbeat
@@ -131,10 +134,11 @@ class AirflowStand:
         began = time.monotonic()
         self.home.mkdir(parents=True, exist_ok=True)
         self.dags_folder.mkdir(parents=True, exist_ok=True)
-        migrate = self.airflow("db", "migrate")
-        if migrate.returncode != 0:
-            output = migrate.stdout + migrate.stderr
-            raise StandError(f"airflow db migrate failed:\n{_tail(output)}")
+        if not self.migrated:
+            migrate = self.airflow("db", "migrate")
+            if migrate.returncode != 0:
+                output = migrate.stdout + migrate.stderr
+                raise StandError(f"airflow db migrate failed:\n{_tail(output)}")
         try:
             # Tasks call the Execution API from their first moment: the API server comes first.
             self._spawn("api-server", "api-server")

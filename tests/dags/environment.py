@@ -10,6 +10,8 @@ from scheduling.airflow.manifest import build_manifest, render
 from tests.dags import fixture_checks
 
 ROOT = Path(__file__).resolve().parents[2]
+#: The Airflow example's quality gate: the DAG running the checks `after` producer/flights.
+GATE = "dq_checks_after_name_producer_flights"
 FIXTURES = [
     value
     for value in vars(fixture_checks).values()

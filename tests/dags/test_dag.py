@@ -17,14 +17,13 @@ from scheduling.airflow.manifest import build_manifest, render
 from tests.dags.environment import dag_environment
 
 ROOT = Path(__file__).resolve().parents[2]
-AIRFLOW = Path(sys.executable).with_name("airflow")
 
 
 @pytest.fixture(scope="module")
-def airflow_env(tmp_path_factory) -> dict[str, str]:
-    env = dag_environment(tmp_path_factory.mktemp("airflow"))
-    subprocess.run([str(AIRFLOW), "db", "migrate"], env=env, check=True, capture_output=True)
-    return env
+def airflow_env(tmp_path_factory, migrated_airflow_db) -> dict[str, str]:
+    home = tmp_path_factory.mktemp("airflow")
+    shutil.copy(migrated_airflow_db, home / "airflow.db")  # the session's migration, copied
+    return dag_environment(home)
 
 
 def _dagbag(env: dict[str, str]) -> list[str]:

@@ -8,17 +8,18 @@ readiness marker and emits the asset a consuming DAG is scheduled on."""
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 import sqlalchemy as sa
 
 from alerting.tables import runs
 from tests.dags.airflow_stand import AirflowStand
-from tests.dags.environment import ROOT, dag_environment
-from tests.dags.spark_events import EventLogs, reads_of
+from tests.dags.environment import GATE
+from tests.dags.spark_events import reads_of
 
-START = "2026-11-22T06:45:00+00:00"  # the one interval replayed: (06:45, 07:00]
+# Waits for real Airflow runs that start Spark (the package's stand). `make test-fast` skips it.
+pytestmark = pytest.mark.slow
+
 DUE_STATES = {
     "every_quarter_positive.result": ["failed"],  # CRITICAL: no retry
     "numbers_from_missing_file.result": ["failed", "failed"],  # ERROR: retried, then failed
@@ -36,30 +37,15 @@ RECORDED = {
     "letters_present": "passed",
 }
 CHECKS = [*RECORDED, "nightly_small"]
-GATE = "dq_checks_after_name_producer_flights"  # runs the checks `after` producer/flights
-DAGS = [ROOT / "dags" / "dq_checks.py", *(ROOT / "examples" / "airflow" / "dags").glob("*.py")]
 
 
 @pytest.fixture(scope="module")
-def tick(tmp_path_factory):
-    home = tmp_path_factory.mktemp("tick")
-    dags = home / "dags"
-    dags.mkdir()
-    for dag_file in DAGS:
-        (dags / dag_file.name).symlink_to(dag_file)
-    events = EventLogs.create(home / "spark")
-    env = {
-        k: v
-        for k, v in dag_environment(home, example=True).items()
-        if not k.startswith("AIRFLOW") and os.environ.get(k) != v
-    }
-    env.update(events.env())
-    env.update(DQ_DAG_START=START, DQ_DAG_END=START, DQ_DAG_CATCHUP="1")
-    with AirflowStand(dags, home / "airflow", env=env) as stand:
-        stand.wait_for_dags("dq_checks", GATE, "flights_producer")
-        stand.airflow("dags", "trigger", "flights_producer")  # lands good flights
-        run = stand.wait_for_run("dq_checks", lambda r: r.run_type == "scheduled", timeout=600)
-        yield stand, run, events, home
+def tick(shared_stand):
+    """The package's stand (tests/dags/conftest.py) replays one interval, (06:45, 07:00], of the
+    dq DAG; the producer DAG was triggered once the DAGs were parsed."""
+    stand = shared_stand.stand
+    run = stand.wait_for_run("dq_checks", lambda r: r.run_type == "scheduled", timeout=600)
+    return stand, run, shared_stand.events, shared_stand.home
 
 
 def _tries(stand: AirflowStand, dag_id: str, run_id: str) -> dict[str, list[str | None]]:

@@ -31,6 +31,9 @@ from tests.dags.spark_events import EventLogs
 from tests.deployment.client import RESULT_MARK
 from tests.polling import wait_for
 
+# A Spark Connect server and a standalone cluster started from the wheel. `make test-fast` skips it.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 SPARK_HOME = Path(pyspark.__file__).parent
 START_TIMEOUT_S = 180.0

@@ -5,11 +5,16 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+import pytest
+
 from checkers import AlertLevel, Status
 from checks.examples import FlightDelaysMatchTimes, FlightsMetricSuite
 from examples.demo import LAKE_GAP, run_demo
 from scheduling.drift import differences
 from scheduling.tick.evaluate import evaluate_checks
+
+# Builds the demo warehouse and replays days through the scheduler. `make test-fast` skips it.
+pytestmark = pytest.mark.slow
 
 INCREMENTAL = [FlightsMetricSuite, FlightDelaysMatchTimes]
 

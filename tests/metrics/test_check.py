@@ -10,6 +10,10 @@ import pytest
 
 from checkers.metrics import Check, CheckLevel, CheckStatus, ConstraintStatus, VerificationSuite
 
+# Deequ's checks, Python assertions (UDFs) included, over whichever session runs.
+# (tests/connect_paths.py)
+pytestmark = pytest.mark.connect
+
 SCHEMA = (
     "id int, name string, email string, score double, amount int, start int, end int, "
     "priority string, code string"

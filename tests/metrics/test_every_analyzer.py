@@ -40,6 +40,10 @@ from checkers.metrics import (
     run_analysis,
 )
 
+# Every analyzer's aggregates and states cross the Connect client; bad ones are isolated by plan
+# analysis. (tests/connect_paths.py)
+pytestmark = pytest.mark.connect
+
 SCHEMA = "n double, s string, m map<string,int>"
 ROWS = [(1.0, "a", {"k": 1}), (2.0, None, None), (None, "b", {"k": 2})]
 

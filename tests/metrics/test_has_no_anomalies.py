@@ -34,6 +34,7 @@ def day_key(index: int) -> ResultKey:
     )
 
 
+@pytest.mark.slow
 def test_weekly_seasonal_flags_a_halved_day(spark, flights, tmp_path):
     repository = MetricsRepository(f"sqlite:///{tmp_path / 'metrics.db'}")
     daily = flights.withColumn("doy", F.dayofyear(F.make_date("year", "month", "day")) - 1).cache()

@@ -27,6 +27,9 @@ from checkers.metrics.differential import metrics_from_states
 from checkers.metrics.partitioned import analyze_partitions
 from tests.metrics.jobs import count_jobs
 
+# Per-partition states come from one grouped aggregation through Arrow. (tests/connect_paths.py)
+pytestmark = pytest.mark.connect
+
 COLUMN = "__dq_partition"
 SCAN = [
     Size(),

@@ -81,6 +81,7 @@ def test_independent_target_and_input_score_at_chance_level(spark) -> None:
     assert 0.15 <= result.metric(macro).value <= 0.32
 
 
+@pytest.mark.connect
 def test_after_an_append_the_merged_model_equals_the_model_of_the_union(spark) -> None:
     first_rows, second_rows = deterministic_rows(300), independent_rows(200)
     second_rows = [(300 + i, t, c) for i, t, c in second_rows]
@@ -141,6 +142,7 @@ def naive_bayes_by_hand(rows, num_features: int, smoothing: float) -> dict[str, 
     return confusion
 
 
+@pytest.mark.connect
 @pytest.mark.parametrize("model_row_cells", [2_000_000, 0], ids=["one model row", "join"])
 def test_spark_scoring_matches_a_plain_python_naive_bayes(
     spark, monkeypatch, model_row_cells

@@ -25,6 +25,9 @@ from checkers.metrics import (
 )
 from tests.metrics.jobs import count_jobs
 
+# inputFiles() and runtime-failure isolation go through the Connect server. (tests/connect_paths.py)
+pytestmark = pytest.mark.connect
+
 SCAN = [
     Size(),
     Size(where="month = 1"),

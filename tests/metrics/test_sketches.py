@@ -27,6 +27,7 @@ def numbers(spark):
     )
 
 
+@pytest.mark.connect
 def test_approx_count_distinct_is_close_and_ignores_nulls(numbers) -> None:
     analyzers = [
         ApproxCountDistinct("v"),
@@ -39,6 +40,7 @@ def test_approx_count_distinct_is_close_and_ignores_nulls(numbers) -> None:
     assert result.metric(analyzers[2]).value == pytest.approx(900, rel=0.05)
 
 
+@pytest.mark.connect
 def test_approx_quantiles_within_rank_error(numbers) -> None:
     median = ApproxQuantile("v", 0.5)
     several = ApproxQuantiles("v", (0.1, 0.9))
@@ -62,6 +64,7 @@ def test_small_inputs_are_exact(make_df) -> None:
     assert result.metric(ApproxCountDistinct("x")).value == pytest.approx(5, abs=0.01)
 
 
+@pytest.mark.connect
 def test_empty_and_all_null_inputs(make_df) -> None:
     df = make_df([(None,), (None,)], "x double")
     result = run_analysis(df, [ApproxQuantile("x", 0.5), ApproxCountDistinct("x")])
@@ -73,6 +76,7 @@ def test_empty_and_all_null_inputs(make_df) -> None:
     assert not run_analysis(empty, [ApproxQuantile("x", 0.5)]).metric(ApproxQuantile("x", 0.5)).ok
 
 
+@pytest.mark.connect
 def test_wrong_type_and_missing_column(make_df) -> None:
     df = make_df([("a",)], "s string")
     result = run_analysis(df, [ApproxQuantile("s", 0.5), ApproxCountDistinct("nope"), Size()])
@@ -90,6 +94,7 @@ def test_invalid_parameters_fail_at_definition() -> None:
         ApproxCountDistinct("x", lg_k=30)
 
 
+@pytest.mark.connect
 def test_sketch_states_merge_in_python(numbers) -> None:
     low = run_analysis(
         numbers.where("half = 'low'"), [ApproxCountDistinct("v"), ApproxQuantile("v", 0.5)]

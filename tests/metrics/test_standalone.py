@@ -37,6 +37,7 @@ def empty(spark):
     return spark.createDataFrame([], SCHEMA)
 
 
+@pytest.mark.connect
 # -- ColumnCount -----------------------------------------------------------------------------
 def test_column_count_reads_the_schema(data, empty) -> None:
     result = run_analysis(data, [ColumnCount()])
@@ -83,6 +84,7 @@ def test_has_column_count_and_it_cannot_be_filtered(data) -> None:
         check.where("id > 1")
 
 
+@pytest.mark.connect
 # -- CustomSql -------------------------------------------------------------------------------
 def test_custom_sql_reads_the_run_data_as_view_primary(data) -> None:
     negative = CustomSql("SELECT count(*) FROM primary WHERE amount < 0")
@@ -108,6 +110,7 @@ def test_custom_sql_on_empty_input(empty) -> None:
     assert "returned NULL" in result.metric(total).error  # Deequ reads a NULL as 0.0
 
 
+@pytest.mark.connect
 @pytest.mark.parametrize(
     ("statement", "message"),
     [

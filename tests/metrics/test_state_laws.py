@@ -49,6 +49,10 @@ from checkers.metrics.frequencies import StoredTable
 from checkers.metrics.samples import BottomK, DistinctBottomK, DistinctCount, ThetaState
 from tests.conftest import CONNECT
 
+# Every state type, sketch bytes included, arrives through Arrow over Connect.
+# (tests/connect_paths.py)
+pytestmark = pytest.mark.connect
+
 SCHEMA = "x int, y double, s string"
 #: a statement's results over separate data do not combine: its merge is lawful, not the union's
 CUSTOM_SQL = CustomSql("SELECT count(*) FROM primary WHERE x > 0")

@@ -1,5 +1,5 @@
-"""The project database goes away under real `dq run` processes: the runs' environment (checks
-of tests.scheduling.cli_fixture_checks on a CSV, the default console and file receivers), their
+"""The project database goes away under `dq run`: the runs' environment (checks of
+tests.scheduling.cli_fixture_checks on a CSV, the default console and file receivers), their
 spool and alert file, and a PostgreSQL database switched read-only and back
 (tests/scheduling/test_outage.py)."""
 
@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import sqlalchemy as sa
 
 from scheduling.schema import project_database
 from tests.conftest import POSTGRES_URL
+from tests.scheduling import in_process
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,13 +34,11 @@ def outage_env(tmp_path: Path) -> dict[str, str]:
 
 
 def dq(env: dict[str, str], url: sa.URL, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "scheduling.cli", *args],
-        env={**env, "DQ_DATABASE_URL": url.render_as_string(hide_password=False)},
-        cwd=env["DQ_STATE_DIR"].rsplit("/", 1)[0],
-        capture_output=True,
-        text=True,
-        timeout=300,
+    """`dq ARGS` on the database at `url`, in this process (tests/scheduling/in_process.py)."""
+    return in_process.dq(
+        {**env, "DQ_DATABASE_URL": url.render_as_string(hide_password=False)},
+        *args,
+        cwd=Path(env["DQ_STATE_DIR"]).parent,
     )
 
 

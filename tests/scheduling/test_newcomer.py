@@ -13,10 +13,15 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from checkers.outcome import Status
 from scheduling.history import history
 from scheduling.schema import project_database
 from tests.markdown import ROOT, python_blocks
+
+# A new team's whole path, in `dq` processes. `make test-fast` skips it.
+pytestmark = pytest.mark.slow
 
 DQ = Path(sys.executable).with_name("dq")
 PYTEST = Path(sys.executable).with_name("pytest")

@@ -1,8 +1,9 @@
-"""Project database unavailable (acceptance 4), with real `dq run` processes and a real
-PostgreSQL server: a read-only database, and one unreachable from the start. The outcome reaches
-stdout, stderr and the spool, the exit code is 4; the next run that can write records the spooled
-outcome with its original window and time, opens the incident and delivers. A run killed in the
-middle of a replay records nothing twice."""
+"""Project database unavailable (acceptance 4), with `dq run` (in this process, on its Spark
+session; a real process where it is killed) and a real PostgreSQL server: a read-only database,
+and one unreachable from the start. The outcome reaches stdout, stderr and the spool, the exit
+code is 4; the next run that can write records the spooled outcome with its original window and
+time, opens the incident and delivers. A run killed in the middle of a replay records nothing
+twice."""
 
 from __future__ import annotations
 
@@ -47,7 +48,8 @@ WINDOW = ["2026-11-22T06:45:00+00:00", "2026-11-22T07:00:00+00:00"]
 
 
 @pytest.fixture
-def env(tmp_path) -> dict[str, str]:
+def env(tmp_path, spark) -> dict[str, str]:
+    """The runs' environment; `dq` runs in this process, on the test session's Spark."""
     return outage_env(tmp_path)
 
 

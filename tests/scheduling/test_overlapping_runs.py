@@ -11,6 +11,9 @@ import pytest
 
 from tests.scheduling.overlapping import overlapping_due_runs
 
+# Concurrent `dq run` processes, each with its own Spark. `make test-fast` skips it.
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def test_two_concurrent_due_runs_evaluate_record_and_alert_once(kind, tmp_path):

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from checkers import AlertLevel, Status
 from checks.examples import FlightsMetricSuite
 from checks.testing import assert_outcome, evaluate_check
@@ -24,6 +26,7 @@ def flight(id_: int, **changes: object) -> dict[str, object]:
     return {**row, **changes}
 
 
+@pytest.mark.connect
 def test_levels_follow_the_number_of_failed_constraints(spark):
     good = [flight(i) for i in range(40)]
     assert_outcome(FlightsMetricSuite, rows=good, status=Status.PASSED)
@@ -34,6 +37,7 @@ def test_levels_follow_the_number_of_failed_constraints(spark):
     assert_outcome(FlightsMetricSuite, rows=duplicated, level=AlertLevel.ERROR)
 
 
+@pytest.mark.connect
 def test_real_flights_pass(spark, warehouse):
     outcome = evaluate_check(FlightsMetricSuite, spark=spark, now=NOW)
     assert (outcome.status, outcome.total) == (Status.PASSED, 9)
