@@ -25,7 +25,7 @@ PACKAGES = ("checkers", "checks", "scheduling", "alerting")
 #: Run by `connect`-marked tests over a Spark Connect session: site -> what differs there.
 OVER_CONNECT: dict[str, str] = {
     "checkers.metrics._scan:_analysis_error": "plan analysis isolates a bad analyzer",
-    "checkers.metrics._scan:describe_failure": "Connect's error messages",
+    "checkers.errors:describe_failure": "Connect's error messages",
     "checkers.metrics.runner:_filter_error": "a filter's schema is answered from the child's",
     "checkers.metrics.runner:_reads_columnar_files": "inputFiles() through the server",
     "checkers.metrics._check_core:_value_rows": "a Python UDF judging values",
@@ -37,7 +37,8 @@ OVER_CONNECT: dict[str, str] = {
     "checkers.metrics.sketches:_Quantiles.state_from_aggregates": "KLL bytes via Arrow",
     "checkers.metrics.samples:DistinctCount.state_from_aggregates": "theta bytes via Arrow",
     "checkers.metrics.samples:_Sample.state_from_aggregates": "sample rows via Arrow",
-    "checkers._checker:rows_to_dicts": "failing-row samples via Arrow",
+    "checkers.checker:rows_to_dicts": "failing-row samples via Arrow",
+    "checkers.checker:same_data": "semantic plan equality answered by the server",
     "checkers.outcome:json_safe": "binary values arrive as bytes, not bytearray",
     "checkers.shipping:_session_key": "a Connect session is shipped to by its id",
     "checkers.shipping:ship_packages": "artifacts added to a Connect session",
@@ -49,7 +50,7 @@ OVER_CONNECT: dict[str, str] = {
 
 #: Connect-specific, exercised over a real Connect server in another process: site -> test.
 IN_SUBPROCESS: dict[str, str] = {
-    "scheduling.doctor:executors_finding": (
+    "scheduling.cli.doctor:executors_finding": (
         "tests/deployment/test_python_predicates.py::"
         "test_doctor_names_the_module_the_executors_cannot_import"
     ),
@@ -61,7 +62,7 @@ IN_SUBPROCESS: dict[str, str] = {
 
 #: Found by the scan, but not about Spark Connect: site -> why.
 UNRELATED: dict[str, str] = {
-    "checkers.storage:_timeouts": "a database's connect timeout",
+    "checkers.project_db.engine:timeouts": "a database's connect timeout",
     "checks.pytest_plugin:spark": "calls checkers.spark.spark_session, which is OVER_CONNECT",
 }
 
