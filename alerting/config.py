@@ -8,7 +8,6 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import inspect
-import tomllib
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from alerting.receivers import (
     Receiver,
     SlackReceiver,
 )
+from checkers.dq_toml import read_document
 from checkers.env_secrets import env_name
 from checkers.levels import AlertLevel
 
@@ -188,8 +188,8 @@ def load_config(
 ) -> AlertingConfig:
     """The configuration in `path`. Policies may route to its receivers and to
     `known_receivers` (those every run has, and those the environment switched on)."""
-    with Path(path).open("rb") as handle:
-        return config_from_document(tomllib.load(handle), known_receivers=known_receivers)
+    document = read_document(path, required=True)
+    return config_from_document(document, known_receivers=known_receivers)
 
 
 def config_from_document(

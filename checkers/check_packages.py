@@ -7,10 +7,11 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from checkers.dq_toml import read_document
 
 CHECKS_ENV = "DQ_CHECKS"
 CONFIG_ENV = "DQ_CONFIG"
@@ -59,11 +60,7 @@ def configured_packages(environ: Mapping[str, str] | None = None) -> CheckPackag
     that hold none: the pytest plugin, and shipping the packages to executors during a run."""
     env = os.environ if environ is None else environ
     path = Path(env.get(CONFIG_ENV) or DEFAULT_CONFIG)
-    document: Mapping[str, object] = {}
-    if path.is_file():
-        with path.open("rb") as handle:
-            document = tomllib.load(handle)
-    return packages_from(_split(env.get(CHECKS_ENV, "")), path, document)
+    return packages_from(_split(env.get(CHECKS_ENV, "")), path, read_document(path))
 
 
 def packages_from(

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from checkers.dq_toml import read_document
 
 if TYPE_CHECKING:
     from checkers.check_packages import CheckPackages
@@ -142,14 +143,6 @@ def state_path(environ: Mapping[str, str] | None = None) -> Path:
     """DQ_STATE_DIR alone, for settings built in code without a `Config` (tests, notebooks)."""
     env = os.environ if environ is None else environ
     return Path(env.get(STATE_DIR_ENV) or DEFAULT_STATE_DIR)
-
-
-def read_document(path: Path) -> Mapping[str, object]:
-    """dq.toml parsed, or nothing when there is no such file: the only place it is read."""
-    if not path.is_file():
-        return {}
-    with path.open("rb") as handle:
-        return tomllib.load(handle)
 
 
 def _email(env: Mapping[str, str]) -> EmailSettings | None:
