@@ -28,12 +28,12 @@ jdbc-drivers:
 
 # The Spark Connect pass: the tests marked `connect` (what Connect can change), which must call
 # every Connect-specific function of the library (tests/connect_paths.py, --connect-audit).
-CONNECT_PASS := DQ_TEST_SPARK_CONNECT=1 $(PY) -m pytest -q tests/metrics tests/checkers tests/checks \
+CONNECT_PASS := DQ_TEST_SPARK_CONNECT=1 $(PY) -m pytest -q --durations=15 tests/metrics tests/checkers tests/checks \
 	tests/test_spark.py -m "connect and not classic_only" --connect-audit
 
 # All tests on classic Spark, then the `connect` ones again over Spark Connect.
 test: $(STAMP) chromium jdbc-drivers
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=25
 	$(CONNECT_PASS)
 
 # For developers: the same without the slow end-to-end scenarios (`slow`); CI runs `make test`.

@@ -67,8 +67,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The Spark Connect pass runs the tests marked `connect` (the Makefile selects them) that
     use the Spark session: the others do not depend on how Spark is reached, and ran in the
-    classic pass already."""
+    classic pass already. A `connect_only` test needs the Connect pass's server: the classic pass
+    deselects it (it is not skipped)."""
     if not CONNECT:
+        only = [i for i in items if i.get_closest_marker("connect_only")]
+        if only:
+            config.hook.pytest_deselected(items=only)
+            items[:] = [i for i in items if not i.get_closest_marker("connect_only")]
         return
     kept = [i for i in items if "spark" in getattr(i, "fixturenames", ())]
     dropped = [i for i in items if "spark" not in getattr(i, "fixturenames", ())]

@@ -49,6 +49,7 @@ def test_an_unreachable_connect_server_fails_fast_naming_it() -> None:
 
 
 @pytest.mark.connect
+@pytest.mark.connect_only  # deselected in the classic pass: it needs the Connect pass's server
 def test_a_remote_url_gets_a_working_spark_connect_session(spark, monkeypatch, tmp_path) -> None:
     """The Connect pass's local server reached by URL, as a deployment reaches its own
     (DQ_SPARK_REMOTE): the factory probes it, keeps the client's progress bar out of a run that
@@ -57,8 +58,7 @@ def test_a_remote_url_gets_a_working_spark_connect_session(spark, monkeypatch, t
     from checkers.shipping import is_connect
     from checkers.spark_logs import CONNECT_PROGRESS_ENV, SPARK_LOG_ENV
 
-    if not is_connect(spark):
-        pytest.skip("needs the Spark Connect server of the Connect pass")
+    assert is_connect(spark)  # run by the Connect pass only
     port = spark.conf.get("spark.connect.grpc.binding.port", "15002")
     monkeypatch.setenv("DQ_SPARK_REMOTE", f"sc://localhost:{port}")
     monkeypatch.setenv(SPARK_LOG_ENV, str(tmp_path / "spark.log"))

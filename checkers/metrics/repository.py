@@ -24,6 +24,10 @@ if TYPE_CHECKING:
     from checkers.metrics.verification import VerificationResult
 
 
+#: What a verification run adds to a metric a constraint used (NULL for the others).
+CONSTRAINT_COLUMNS = ("check_name", "check_status", "constraint_name", "constraint_status")
+
+
 @dataclass(frozen=True)
 class ResultKey:
     """When the data is from (not when it was checked), and free-form tags."""
@@ -101,6 +105,9 @@ class MetricsRepository:
                     "partition_id": partition_id,
                     "partition_ts": partition_ts,
                     "tags": json.dumps(dict(key.tags), sort_keys=True),
+                    # every row names every column: one insert of many rows takes the first
+                    # row's columns, so a metric no constraint used must still name these
+                    **dict.fromkeys(CONSTRAINT_COLUMNS),
                     **usage.get(metric.analyzer, {}),
                 }
             )

@@ -127,3 +127,25 @@ def test_source_and_time_queries_use_an_index(tmp_path):
             )
         ).all()
     assert "ix_dq_metrics_source_time" in " ".join(str(row) for row in plan)
+
+
+@pytest.mark.parametrize("required_first", [True, False])
+def test_metrics_a_constraint_used_and_others_are_stored_together(
+    spark, repository, source, required_first
+):
+    """One insert of many rows: whichever metric comes first, each row keeps its own constraint
+    columns (NULL for a metric no constraint used)."""
+    df = spark.createDataFrame([(1,), (2,)], "a int")
+    check = Check(CheckLevel.ERROR, "a complete").is_complete("a")
+    suite = VerificationSuite(df).use_repository(repository, ResultKey(T0), source_table=source)
+    if required_first:
+        suite = suite.add_required_analyzer(Size()).add_check(check)
+    else:
+        suite = suite.add_check(check).add_required_analyzer(Size())
+    suite.run()
+    records = {r.name: r for r in repository.query(source_table=source)}
+    assert (records["Completeness"].check_name, records["Completeness"].constraint_status) == (
+        "a complete",
+        "Success",
+    )
+    assert (records["Size"].check_name, records["Size"].constraint_status) == (None, None)

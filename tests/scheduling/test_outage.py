@@ -292,11 +292,11 @@ def test_a_silent_project_database_is_an_outage_not_a_hang(driver, tmp_path, mon
     """A server that accepts the connection and never answers: without the project database's own
     timeouts the run would wait forever (PyMySQL has no read timeout by default); with them the
     run knows the database is unavailable and spools."""
-    from checkers import storage
+    from checkers.project_db import engine
     from tests.checkers.slow_sources import silent_listener
 
-    monkeypatch.setattr(storage, "PROJECT_CONNECT_TIMEOUT_S", 1)
-    monkeypatch.setattr(storage, "PROJECT_READ_TIMEOUT_S", 1)
+    monkeypatch.setattr(engine, "PROJECT_CONNECT_TIMEOUT_S", 1)
+    monkeypatch.setattr(engine, "PROJECT_READ_TIMEOUT_S", 1)
     monkeypatch.setenv("DQ_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("DQ_CONFIG", str(tmp_path / "none.toml"))
     with silent_listener() as (port, accepted):
