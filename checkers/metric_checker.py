@@ -82,6 +82,8 @@ class MetricChecker(Checker):
         frame = self.dataset
         schema = frame.schema
         size = Size()
+        # this checker's own analyzers: a shared engine pass computes other checkers' metrics too
+        analyzers = list(dict.fromkeys([size, *(c.analyzer for c in self.constraints)]))
 
         def finish(metrics: Mapping[Analyzer, Metric]) -> CheckerResult:
             for constraint in self.constraints:
@@ -90,9 +92,8 @@ class MetricChecker(Checker):
                     return CheckerResult.failed_to_run(problem)
             results = [evaluate_check(c, metrics, self.history) for c in self.checks]
             if self.history is not None and self.history.save:
-                self.history.record(
-                    VerificationResult(worst_status(results), results, dict(metrics))
-                )
+                own = {a: metrics[a] for a in analyzers}
+                self.history.record(VerificationResult(worst_status(results), results, own))
             failed, values = [], {}
             for outcome in (o for r in results for o in r.constraint_results):
                 label = outcome.constraint.name
@@ -117,5 +118,4 @@ class MetricChecker(Checker):
                 fetch_sample=lambda limit: failed[:limit],
             )
 
-        analyzers = [size, *(c.analyzer for c in self.constraints)]
-        return CheckerPlan(frame, list(dict.fromkeys(analyzers)), finish)
+        return CheckerPlan(frame, analyzers, finish)

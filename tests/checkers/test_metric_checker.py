@@ -80,3 +80,26 @@ def test_a_predictability_constraint_is_an_element_like_the_others(make_df):
     (failed,) = result.sample()
     assert failed["metric"] == "Predictability" and failed["instance"] == "label,noise"
     assert failed["value"] < 0.5
+
+
+def test_a_shared_pass_saves_only_the_metric_checkers_own_metrics(people, tmp_path):
+    """Checkers over the same data share one engine pass, which computes every checker's
+    analyzers: the metric history keeps only the metric checker's own."""
+    import datetime as dt
+
+    from checkers import PredicateSingleDatasetChecker
+    from checkers.checker import run_checkers
+    from checkers.metrics import MetricsRepository, ResultKey
+    from checkers.metrics.metric_history import MetricHistory
+
+    repository = MetricsRepository(f"sqlite:///{tmp_path / 'history.db'}")
+    key = ResultKey(dt.datetime(2026, 11, 25, tzinfo=dt.UTC))
+    history = MetricHistory(repository, key, "people")
+    metric = MetricChecker(people, [MetricConstraint(Size(), lambda v: v == 4)], history=history)
+    rows = PredicateSingleDatasetChecker(people.filter("id > 0"), "name IS NOT NULL")
+    same = PredicateSingleDatasetChecker(people.filter("id > 0"), "id < 10")
+    other = MetricChecker(people, [MetricConstraint(Completeness("name"), lambda v: v > 0)])
+    results = run_checkers([metric, rows, same, other])
+    assert results[1].engine_pass == results[2].engine_pass  # same data, two DataFrame objects
+    assert results[0].engine_pass == results[3].engine_pass != results[1].engine_pass
+    assert [r.name for r in repository.query(source_table="people")] == ["Size"]
