@@ -181,6 +181,15 @@ def plan_or_error(checker: Checker, tolerance: Tolerance | None) -> CheckerPlan 
         return CheckerResult.failed_to_run(describe_failure(exc))
 
 
+def semantic_key(frame: DataFrame) -> int | None:
+    """Spark's hash of the frame's plan with names normalised (one analysis; None when the plan
+    cannot be analyzed: such a frame shares nothing, and its own run reports why)."""
+    try:
+        return frame.semanticHash()
+    except Exception:
+        return None
+
+
 def same_data(a: DataFrame, b: DataFrame) -> bool:
     """Whether two DataFrames are the same data read the same way: the same object, or plans Spark
     finds semantically equal (the same source with the same transformation, e.g. two checks
@@ -188,25 +197,32 @@ def same_data(a: DataFrame, b: DataFrame) -> bool:
     if a is b:
         return True
     try:
-        return a.semanticHash() == b.semanticHash() and a.sameSemantics(b)
+        return a.sameSemantics(b)
     except Exception:  # a plan Spark cannot analyze shares nothing; its own run reports why
         return False
 
 
 def pass_groups(frames: Sequence[DataFrame | None]) -> list[list[int]]:
     """Indexes of `frames` that share one engine pass, in order of first appearance: the pass key
-    is the data itself (`same_data`), not the DataFrame object a checker happens to hold."""
-    groups: list[tuple[DataFrame, list[int]]] = []
+    is the data itself (`same_data`), not the DataFrame object a checker happens to hold. Each
+    distinct frame is hashed once (an analysis request on Spark Connect); plans are compared only
+    when their hashes agree."""
+    groups: list[tuple[DataFrame, int | None, list[int]]] = []
     for index, frame in enumerate(frames):
         if frame is None:
             continue
-        for first, members in groups:
-            if same_data(first, frame):
-                members.append(index)
-                break
-        else:
-            groups.append((frame, [index]))
-    return [members for _, members in groups]
+        found = next((g for g in groups if g[0] is frame), None)
+        if found is None:
+            key = semantic_key(frame)
+            found = next(
+                (g for g in groups if key is not None and g[1] == key and same_data(g[0], frame)),
+                None,
+            )
+            if found is None:
+                groups.append((frame, key, [index]))
+                continue
+        found[2].append(index)
+    return [members for _, _, members in groups]
 
 
 def run_checkers(

@@ -39,6 +39,7 @@ OVER_CONNECT: dict[str, str] = {
     "checkers.metrics.samples:_Sample.state_from_aggregates": "sample rows via Arrow",
     "checkers.checker:rows_to_dicts": "failing-row samples via Arrow",
     "checkers.checker:same_data": "semantic plan equality answered by the server",
+    "checkers.checker:pass_groups": "one plan hash per distinct frame, asked of the server",
     "checkers.outcome:json_safe": "binary values arrive as bytes, not bytearray",
     "checkers.shipping:_session_key": "a Connect session is shipped to by its id",
     "checkers.shipping:ship_packages": "artifacts added to a Connect session",

@@ -82,6 +82,7 @@ def test_a_predictability_constraint_is_an_element_like_the_others(make_df):
     assert failed["value"] < 0.5
 
 
+@pytest.mark.connect  # Spark Connect answers plan equality (semanticHash, sameSemantics)
 def test_a_shared_pass_saves_only_the_metric_checkers_own_metrics(people, tmp_path):
     """Checkers over the same data share one engine pass, which computes every checker's
     analyzers: the metric history keeps only the metric checker's own."""
