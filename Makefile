@@ -31,14 +31,21 @@ jdbc-drivers:
 CONNECT_PASS := DQ_TEST_SPARK_CONNECT=1 $(PY) -m pytest -q --durations=15 tests/metrics tests/checkers tests/checks \
 	tests/test_spark.py -m "connect and not classic_only" --connect-audit
 
-# All tests on classic Spark, then the `connect` ones again over Spark Connect.
+# All tests on classic Spark (two xdist workers; tests/conftest.py hands each a module, or a package
+# whose fixtures are costly), and meanwhile the `connect` ones again over Spark Connect: the two
+# passes share no port or temporary folder, and the Connect pass's output follows the classic one's.
 test: $(STAMP) chromium jdbc-drivers
-	$(PY) -m pytest -q --durations=25
-	$(CONNECT_PASS)
+	@connect_log=$$(mktemp); connect_tmp=$$(mktemp -d); \
+	$(CONNECT_PASS) --basetemp=$$connect_tmp >$$connect_log 2>&1 & connect=$$!; \
+	$(PY) -m pytest -q -n 2 --dist loadgroup --no-loadscope-reorder --durations=25; classic_rc=$$?; \
+	wait $$connect; connect_rc=$$?; \
+	echo "== Spark Connect pass"; cat $$connect_log; rm -rf $$connect_log $$connect_tmp; \
+	echo "classic pass exit $$classic_rc, Spark Connect pass exit $$connect_rc"; \
+	test $$classic_rc = 0 && test $$connect_rc = 0
 
 # For developers: the same without the slow end-to-end scenarios (`slow`); CI runs `make test`.
 test-fast: $(STAMP) jdbc-drivers
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -n 2 --dist loadgroup --no-loadscope-reorder -m "not slow"
 
 test-classic: $(STAMP) jdbc-drivers
 	$(PY) -m pytest -q
