@@ -36,6 +36,7 @@ FAILS_ON_ERROR_ENV = "DQ_TASK_FAILS_ON_ERROR"
 CLAIM_LEASE_ENV = "DQ_CLAIM_LEASE_SECONDS"
 SERVE_ADDRESS_ENV = "DQ_SERVE_ADDRESS"  # host:port `dq serve` listens on
 DEFAULT_SERVE_ADDRESS = "127.0.0.1:8787"
+SERVE_URL_ENV = "DQ_SERVE_URL"  # where people reach `dq serve` (its public https URL)
 SIGNING_SECRET_ENV = "SLACK_SIGNING_SECRET"
 #: Set by Airflow's task runner (Task SDK) in the environment of every task it executes, and
 #: inherited by the processes a task starts (`dq run` from a BashOperator).
@@ -82,6 +83,7 @@ class Config:
     task_fails_on_error: str = "1"
     claim_lease_s: str | None = None
     serve_address: str = DEFAULT_SERVE_ADDRESS
+    serve_url: str | None = None
     #: Whether SLACK_SIGNING_SECRET is set; the secret itself is read only by `dq serve`.
     slack_signing: bool = False
 
@@ -122,6 +124,7 @@ class Config:
             task_fails_on_error=env.get(FAILS_ON_ERROR_ENV, "1"),
             claim_lease_s=env.get(CLAIM_LEASE_ENV) or None,
             serve_address=env.get(SERVE_ADDRESS_ENV) or DEFAULT_SERVE_ADDRESS,
+            serve_url=(env.get(SERVE_URL_ENV) or "").rstrip("/") or None,
             slack_signing=bool(env.get(SIGNING_SECRET_ENV)),
         )
 

@@ -76,33 +76,37 @@ JS = """
   "use strict";
   var data = JSON.parse(document.getElementById("report-data").textContent);
   var bar = document.getElementById("filters");
-  var selects = bar.querySelectorAll("select");
-  var count = document.getElementById("shown");
-  var ids = Object.keys(data.checks);
+  if (bar) { filters(bar); }
 
-  function apply() {
-    var want = {};
-    selects.forEach(function (s) { want[s.name] = s.value; });
-    var shown = 0;
-    ids.forEach(function (id) {
-      var c = data.checks[id];
-      var ok = (!want.owner || c.owner === want.owner) &&
-        (!want.tag || c.tags.indexOf(want.tag) >= 0) &&
-        (!want.status || c.status === want.status);
-      document.querySelectorAll('[data-check="' + id + '"]').forEach(function (el) {
-        el.hidden = !ok;
+  function filters(bar) {
+    var selects = bar.querySelectorAll("select");
+    var count = document.getElementById("shown");
+    var ids = Object.keys(data.checks);
+
+    function apply() {
+      var want = {};
+      selects.forEach(function (s) { want[s.name] = s.value; });
+      var shown = 0;
+      ids.forEach(function (id) {
+        var c = data.checks[id];
+        var ok = (!want.owner || c.owner === want.owner) &&
+          (!want.tag || c.tags.indexOf(want.tag) >= 0) &&
+          (!want.status || c.status === want.status);
+        document.querySelectorAll('[data-check="' + id + '"]').forEach(function (el) {
+          el.hidden = !ok;
+        });
+        if (ok) { shown += 1; }
       });
-      if (ok) { shown += 1; }
+      count.textContent = shown + " of " + ids.length + " checks shown";
+    }
+    selects.forEach(function (s) { s.addEventListener("change", apply); });
+    document.getElementById("reset").addEventListener("click", function () {
+      selects.forEach(function (s) { s.value = ""; });
+      apply();
     });
-    count.textContent = shown + " of " + ids.length + " checks shown";
-  }
-  selects.forEach(function (s) { s.addEventListener("change", apply); });
-  document.getElementById("reset").addEventListener("click", function () {
-    selects.forEach(function (s) { s.value = ""; });
+    bar.hidden = false;
     apply();
-  });
-  bar.hidden = false;
-  apply();
+  }
 
   var tip = document.getElementById("tip");
   document.querySelectorAll("svg[data-plot]").forEach(function (svg) {

@@ -49,6 +49,7 @@ class ActionRequest:
     snooze_for: dt.timedelta | None = None
     trigger_id: str | None = None  # to open the "expected" modal (valid for 3 s)
     response_url: str | None = None
+    confirm: bool = False  # also tell the person when it worked (a slash command has no thread)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,12 @@ from scheduling.serve.interactions import (
 log = logging.getLogger(__name__)
 
 #: The known-broken choices a row check's incident offers: (value, label).
-KNOWN_BROKEN_CHOICES = (("no", "No"), ("1d", "For 1 day"), ("7d", "For 7 days"), ("30d", "For 30 days"))
+KNOWN_BROKEN_CHOICES = (
+    ("no", "No"),
+    ("1d", "For 1 day"),
+    ("7d", "For 7 days"),
+    ("30d", "For 30 days"),
+)
 
 
 def _option(value: str, label: str) -> dict[str, object]:

@@ -62,7 +62,9 @@ class Triage:
         key = request.request_key
         try:
             if request.action == "acknowledge":
-                result = acknowledge(self.engine, request.incident_id, actor, now=now, request_key=key)
+                result = acknowledge(
+                    self.engine, request.incident_id, actor, now=now, request_key=key
+                )
             elif request.action == "snooze":
                 assert request.snooze_for is not None
                 result = snooze(
@@ -80,7 +82,7 @@ class Triage:
         except (UnknownIncident, ValueError) as exc:
             respond(request.response_url, str(exc))
             return None
-        self.after(result, request.response_url)
+        self.after(result, request.response_url, confirm=request.confirm)
         return result
 
     def open_expected(self, request: ActionRequest) -> None:
@@ -115,15 +117,18 @@ class Triage:
         self.after(result, None)
         return result
 
-    def after(self, result: ActionResult, response_url: str | None) -> None:
+    def after(
+        self, result: ActionResult, response_url: str | None, *, confirm: bool = False
+    ) -> None:
         if result.changed:
             self.deliver()
-        else:
+        if confirm or not result.changed:
             respond(response_url, result.message)
 
 
 def respond(response_url: str | None, text: str, *, timeout_s: float = 10.0) -> None:
-    """An ephemeral message to the person who acted (Slack's response_url; https only)."""
+    """An ephemeral message to the person who acted (Slack's response_url, from the signed
+    request; http(s) only)."""
     if not response_url or urlparse(response_url).scheme not in ("https", "http"):
         return
     body = json.dumps({"response_type": "ephemeral", "replace_original": False, "text": text})
@@ -134,7 +139,7 @@ def respond(response_url: str | None, text: str, *, timeout_s: float = 10.0) -> 
         method="POST",
     )
     try:
-        with urllib.request.urlopen(request, timeout=timeout_s):  # noqa: S310 (http(s) only)
+        with urllib.request.urlopen(request, timeout=timeout_s):
             pass
     except OSError as exc:
         log.warning("could not answer on the response_url: %s", type(exc).__name__)
