@@ -33,6 +33,7 @@ FAILING_ROWS_URL_ENV = "DQ_FAILING_ROWS_URL"
 FAILS_AT_ENV = "DQ_TASK_FAILS_AT"
 FAILS_ON_ERROR_ENV = "DQ_TASK_FAILS_ON_ERROR"
 CLAIM_LEASE_ENV = "DQ_CLAIM_LEASE_SECONDS"
+SERVE_URL_ENV = "DQ_SERVE_URL"  # where `dq serve` is reached: alerts link to its pages
 #: Set by Airflow's task runner (Task SDK) in the environment of every task it executes, and
 #: inherited by the processes a task starts (`dq run` from a BashOperator).
 AIRFLOW_TASK_ENV = "AIRFLOW_CTX_DAG_ID"
@@ -77,6 +78,7 @@ class Config:
     task_fails_at: str = "error"
     task_fails_on_error: str = "1"
     claim_lease_s: str | None = None
+    serve_url: str | None = None
 
     @property
     def state_path(self) -> Path:
@@ -114,6 +116,7 @@ class Config:
             task_fails_at=env.get(FAILS_AT_ENV, "error"),
             task_fails_on_error=env.get(FAILS_ON_ERROR_ENV, "1"),
             claim_lease_s=env.get(CLAIM_LEASE_ENV) or None,
+            serve_url=env.get(SERVE_URL_ENV) or None,
         )
 
     def check_packages(self) -> CheckPackages:
