@@ -61,6 +61,8 @@ class QualityCheck:
     error_level: ClassVar[AlertLevel] = AlertLevel.ERROR
     escalation: ClassVar[object | None] = None
     owner: ClassVar[str] = ""
+    #: What to do when it fails: an http(s) URL, a link button on its Slack alert.
+    runbook: ClassVar[str | None] = None
     tags: ClassVar[tuple[str, ...]] = ()
     allow_empty: ClassVar[bool] = False
     sample_size: ClassVar[int] = 20

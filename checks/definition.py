@@ -167,6 +167,19 @@ def _incremental(value: object) -> str | None:
     )
 
 
+def _runbook(value: object) -> str | None:
+    import urllib.parse
+
+    if value is None:
+        return None
+    if isinstance(value, str):
+        parts = urllib.parse.urlsplit(value.strip())
+        if parts.scheme in ("http", "https") and parts.netloc:
+            return None
+    example = 'runbook = "https://wiki.example.com/x"'
+    return f"runbook must be an http(s) URL, e.g. {example}, got {value!r}"
+
+
 _RULES: dict[str, Callable[[object], str | None]] = {
     "parser": _parser,
     "clock": _clock,
@@ -175,6 +188,7 @@ _RULES: dict[str, Callable[[object], str | None]] = {
     "error_level": _error_level,
     "escalation": _escalation,
     "owner": _text("owner"),
+    "runbook": _runbook,
     "description": _text("description"),
     "tags": lambda v: _names(v, "tags", "('payments', 'daily')"),
     "masked_columns": lambda v: _names(v, "masked_columns", "('email', 'phone')"),

@@ -36,7 +36,7 @@ FAILS_ON_ERROR_ENV = "DQ_TASK_FAILS_ON_ERROR"
 CLAIM_LEASE_ENV = "DQ_CLAIM_LEASE_SECONDS"
 SERVE_ADDRESS_ENV = "DQ_SERVE_ADDRESS"  # host:port `dq serve` listens on
 DEFAULT_SERVE_ADDRESS = "127.0.0.1:8787"
-SERVE_URL_ENV = "DQ_SERVE_URL"  # where people reach `dq serve` (its public https URL)
+SERVE_URL_ENV = "DQ_SERVE_URL"  # where `dq serve` is reached: alerts link to its pages
 SIGNING_SECRET_ENV = "SLACK_SIGNING_SECRET"
 #: Set by Airflow's task runner (Task SDK) in the environment of every task it executes, and
 #: inherited by the processes a task starts (`dq run` from a BashOperator).
@@ -124,7 +124,7 @@ class Config:
             task_fails_on_error=env.get(FAILS_ON_ERROR_ENV, "1"),
             claim_lease_s=env.get(CLAIM_LEASE_ENV) or None,
             serve_address=env.get(SERVE_ADDRESS_ENV) or DEFAULT_SERVE_ADDRESS,
-            serve_url=(env.get(SERVE_URL_ENV) or "").rstrip("/") or None,
+            serve_url=env.get(SERVE_URL_ENV) or None,
             slack_signing=bool(env.get(SIGNING_SECRET_ENV)),
         )
 

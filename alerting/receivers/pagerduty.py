@@ -9,7 +9,7 @@ import os
 import urllib.error
 import urllib.request
 
-from alerting.model import Notification, NotifyReason
+from alerting.model import PAGE_LINK, Notification, NotifyReason
 from alerting.receivers.base import Delivery, Thread
 from alerting.render import headline, linkable, title
 from checkers.env_secrets import env_name
@@ -76,7 +76,14 @@ def pagerduty_event(n: Notification, routing_key: str) -> dict[str, object]:
             if linkable(url)  # no javascript: or data: link in the incident
         ],
         "client": "dq-checkers",
+        **_client_url(n),
     }
+
+
+def _client_url(n: Notification) -> dict[str, str]:
+    """PagerDuty's "view in client" link: the incident's page on `dq serve`, when it has one."""
+    page = n.links.get(PAGE_LINK)
+    return {"client_url": page} if page and linkable(page) else {}
 
 
 class PagerDutyReceiver:

@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from alerting.receivers.slack_actions import ACTION_IDS, parse_snooze, parse_value
 from alerting.silences import parse_duration
 
 __all__ = [
@@ -25,7 +26,6 @@ __all__ = [
 EXPECTED_CALLBACK = "dq_expected"
 REASON_BLOCK, REASON_INPUT = "reason", "reason_input"
 KEYS_BLOCK, KEYS_INPUT = "known_broken", "known_broken_for"
-ACTIONS = ("acknowledge", "snooze", "expected", "runbook")
 
 
 class BadInteraction(ValueError):
@@ -79,32 +79,24 @@ def _incident_id(text: object) -> int:
     return int(value)
 
 
-def split_snooze(value: str) -> tuple[int, dt.timedelta]:
-    """`"<incident id>:<duration>"` (e.g. `"42:4h"`, `"42:7d"`) -> (42, 4 hours)."""
-    incident, sep, duration = value.partition(":")
-    if not sep:
-        raise BadInteraction(f"snooze value {value[:40]!r} is not INCIDENT:DURATION")
-    try:
-        return _incident_id(incident), parse_duration(duration)
-    except ValueError as exc:
-        raise BadInteraction(f"snooze value {value[:40]!r}: {exc}") from None
-
-
 def _action(payload: dict[str, Any]) -> ActionRequest:
     actions = payload.get("actions") or []
     if not actions:
         raise BadInteraction("a block_actions payload without actions")
     clicked = actions[0]
     action = str(clicked.get("action_id") or "")
-    if action not in ACTIONS:
+    if action not in ACTION_IDS:
         raise BadInteraction(f"unknown action_id {action[:40]!r}")
     value = clicked.get("value") or (clicked.get("selected_option") or {}).get("value") or ""
     user = _user(payload)
     snooze_for = None
-    if action == "snooze":
-        incident_id, snooze_for = split_snooze(str(value))
-    else:
-        incident_id = _incident_id(value)
+    try:
+        if action == "snooze":
+            incident_id, snooze_for = parse_snooze(str(value))
+        else:
+            incident_id = parse_value(str(value))
+    except ValueError as exc:
+        raise BadInteraction(str(exc)) from None
     # action_ts is Slack's id of this click: a resent request has the same, a second click not
     key = f"slack:{action}:{incident_id}:{user.id}:{clicked.get('action_ts') or ''}"
     return ActionRequest(

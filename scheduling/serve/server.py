@@ -30,7 +30,7 @@ def build_app(settings: Settings, config: Config, *, signing: SlackSigning) -> S
     from scheduling.serve.work import Triage
 
     triage = Triage(settings.engine, settings.receivers, settings.delivery, slack_api(settings))
-    return create_app(triage, signing, page_url=config.serve_url)
+    return create_app(triage, signing, page_url=settings.serve_url)
 
 
 def serve(settings: Settings, config: Config, *, host: str, port: int) -> None:
