@@ -11,10 +11,12 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -116,7 +118,9 @@ class Server:
             **(headers or {}),
         }
         return httpx.post(
-            self.url + path, content=body if body is not None else signed, headers=sent_headers,
+            self.url + path,
+            content=body if body is not None else signed,
+            headers=sent_headers,
             timeout=30,
         )
 
@@ -153,7 +157,12 @@ def dq_serve(env: dict[str, str], directory: Path) -> Iterator[Server]:
 
 
 def block_actions(
-    action_id: str, value: str, *, user: tuple[str, str], message_ts: str, response_url: str,
+    action_id: str,
+    value: str,
+    *,
+    user: tuple[str, str],
+    message_ts: str,
+    response_url: str,
     action_ts: str = "1700000123.000100",
 ) -> dict[str, str]:
     """The form Slack posts when someone clicks a button on a message."""
@@ -204,3 +213,29 @@ def view_submission(view: dict, *, user: tuple[str, str], values: dict) -> dict[
         },
     }
     return {"payload": json.dumps(payload)}
+
+
+@contextmanager
+def response_urls() -> Iterator[tuple[str, list[dict]]]:
+    """A loopback stand-in for Slack's response_url: the JSON messages posted to it."""
+    got: list[dict] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            got.append(json.loads(self.rfile.read(length) or b"{}"))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/response", got
+    finally:
+        server.shutdown()
+        server.server_close()

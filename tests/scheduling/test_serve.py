@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from urllib.parse import urlencode
 
 import pytest
 import sqlalchemy as sa
 
 from alerting import deliver_pending, handle_outcome
+from alerting.model import RUNBOOK_LINK
 from alerting.tables import incidents, notifications
 from alerting.triage import incident_events
 from checkers.project_db.clock import utc_now
@@ -28,24 +30,34 @@ from tests.scheduling.serve_stand import (
     block_actions,
     dq_serve,
     receivers,
+    response_urls,
     serve_env,
     view_submission,
 )
 
 ANA = ("U024BE7LH", "ana")
+RUNBOOK = "https://wiki.example.com/runbooks/orders"
 KINDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
 
 class Stand:
-    def __init__(self, server, engine, slack, pagerduty, http):
+    def __init__(self, server, engine, slack, pagerduty, http, hook):
         self.server, self.engine, self.slack, self.pagerduty = server, engine, slack, pagerduty
         self.http = http
+        self.hook, self.answered = hook  # Slack's response_url and what dq serve posted to it
         self.receivers = receivers(http)
         self.t0 = utc_now()  # the server acts on the real clock; the runs are placed around it
 
     def told(self, check: str, **changes: object) -> tuple[int, object]:
-        """A failing check's incident, told: its id and Slack root message."""
-        recorded = handle_outcome(self.engine, outcome(E, check=check, **changes), POLICY, self.t0)
+        """A failing check's incident (its check declares a runbook), told: its id and Slack
+        root message."""
+        recorded = handle_outcome(
+            self.engine,
+            outcome(E, check=check, **changes),
+            POLICY,
+            self.t0,
+            links={RUNBOOK_LINK: RUNBOOK},
+        )
         deliver_pending(self.engine, self.receivers, self.t0)
         [root] = [m for m in self.slack.roots() if check in m.text]
         return recorded.incident.id, root
@@ -61,7 +73,7 @@ class Stand:
             value,
             user=ANA,
             message_ts=root.ts,
-            response_url=f"{self.http}/hooks/response",
+            response_url=self.hook,
             action_ts=action_ts,
         )
         return self.server.post_signed("/slack/actions", form, **options)
@@ -82,6 +94,7 @@ def stand(request, tmp_path_factory):
     slack, pagerduty = SlackStandIn(SLACK_TOKEN), PagerDutyStandIn()
     with (
         http_server(slack, pagerduty) as http,
+        response_urls() as hook,
         fresh_database(request.param, directory) as url,
     ):
         engine = project_database(url)  # migrated before the server opens it
@@ -90,7 +103,7 @@ def stand(request, tmp_path_factory):
         monkey.setenv("PAGERDUTY_ROUTING_KEY", "R0UTINGKEY0000000000000000000000")
         try:
             with dq_serve(serve_env(directory, url, http), directory) as server:
-                yield Stand(server, engine, slack, pagerduty, http)
+                yield Stand(server, engine, slack, pagerduty, http, hook)
         finally:
             monkey.undo()
             engine.dispose()
@@ -121,7 +134,7 @@ def test_acknowledge_from_the_root_message(stand):
     answer = stand.click("acknowledge", value, root, action_ts="1700000001.000001")
     assert answer.status_code == 200  # answered; the work follows
 
-    [ack] = wait_for(
+    wait_for(
         lambda: [
             e
             for e in stand.pagerduty.events
@@ -152,3 +165,145 @@ def notifications_of(stand, incident_id: int) -> list[dict]:
             sa.select(notifications).where(notifications.c.incident_id == incident_id)
         )
         return [dict(r) for r in rows.mappings()]
+
+
+def slack_calls(stand) -> int:
+    return len(stand.slack.calls)
+
+
+def test_unsigned_stale_and_altered_requests_are_refused_and_change_nothing(stand):
+    incident_id, root = stand.told("orders_refused")
+    value = buttons(root)["acknowledge"]["value"]
+    calls, events = slack_calls(stand), len(stand.pagerduty.events)
+    form = block_actions(
+        "acknowledge",
+        value,
+        user=ANA,
+        message_ts=root.ts,
+        response_url=stand.hook,
+        action_ts="1700000002.000001",
+    )
+    forged = {**form, "payload": form["payload"].replace(value, str(incident_id + 1000))}
+    answers = [
+        stand.server.post_signed("/slack/actions", form, secret="not-the-signing-secret"),
+        stand.server.post_signed("/slack/actions", form, age_s=6 * 60),
+        # a valid signature replayed on a changed body
+        stand.server.post_signed("/slack/actions", form, body=urlencode(forged).encode()),
+        stand.server.post_signed(
+            "/slack/commands", {"text": f"ack {incident_id}", "user_id": ANA[0]}, age_s=6 * 60
+        ),
+    ]
+    assert [a.status_code for a in answers] == [401, 401, 401, 401]
+    assert stand.incident(incident_id)["acknowledged_at"] is None
+    assert stand.events(incident_id) == []
+    assert slack_calls(stand) == calls and len(stand.pagerduty.events) == events
+
+
+def test_a_retried_or_double_clicked_request_acts_once(stand):
+    incident_id, root = stand.told("orders_retried")
+    [trigger] = [e for e in stand.pagerduty.events if "orders_retried" in json.dumps(e)]
+    value = buttons(root)["acknowledge"]["value"]
+    first = stand.click("acknowledge", value, root, action_ts="1700000003.000001")
+    retried = stand.click(
+        "acknowledge",
+        value,
+        root,
+        action_ts="1700000003.000001",
+        headers={"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"},
+    )
+    second_click = stand.click("acknowledge", value, root, action_ts="1700000003.000002")
+    assert [a.status_code for a in (first, retried, second_click)] == [200, 200, 200]
+    wait_for(lambda: stand.slack.replies(root), "the acknowledgement in the thread")
+    repeats = wait_for(
+        lambda: [m for m in stand.answered if "Already" in m["text"]], "the repeats answered"
+    )
+    wait_for(lambda: len(repeats) == 2, "both repeats answered")
+    assert len(stand.events(incident_id)) == 1
+    assert len(stand.slack.replies(root)) == 1
+    acks = [
+        e
+        for e in stand.pagerduty.events
+        if e["event_action"] == "acknowledge" and e["dedup_key"] == trigger["dedup_key"]
+    ]
+    assert len(acks) == 1
+
+
+def test_snooze_an_hour_through_the_server(stand):
+    check = "orders_snoozed"
+    incident_id, root = stand.told(check)
+    answer = stand.click(
+        "snooze", snooze_value(root, incident_id, "1h"), root, action_ts="1700000004.000001"
+    )
+    assert answer.status_code == 200
+    [event] = wait_for(lambda: stand.events(incident_id), "the snooze recorded")
+    assert event.action == "snooze" and event.actor_name == "ana"
+    told = len(stand.slack.messages)
+    stand.run(check, E, stand.t0 + dt.timedelta(minutes=30))  # inside the hour: held back
+    assert len(stand.slack.messages) == told
+    stand.run(check, None, stand.t0 + 2 * HOUR)  # after it: the recovery goes out
+    assert any("Resolved" in reply.text for reply in stand.slack.replies(root))
+
+
+def test_expected_opens_the_modal_and_its_submission_resolves(stand):
+    incident_id, root = stand.told("orders_expected")
+    value = buttons(root)["expected"]["value"]
+    assert stand.click("expected", value, root, action_ts="1700000005.000001").status_code == 200
+    [view] = wait_for(
+        lambda: [v for v in stand.slack.views if v["private_metadata"] == str(incident_id)],
+        "views.open with the expected modal",
+    )
+    assert view["trigger_id"].endswith("1700000005.000001")
+    values = {
+        "reason": {"reason_input": {"type": "plain_text_input", "value": "planned backfill"}},
+        "known_broken": {
+            "known_broken_for": {"type": "static_select", "selected_option": {"value": "no"}}
+        },
+    }
+    form = view_submission(view, user=ANA, values=values)
+    assert stand.server.post_signed("/slack/actions", form).status_code == 200
+    wait_for(lambda: stand.incident(incident_id)["status"] == "resolved", "the resolution")
+    incident = stand.incident(incident_id)
+    assert incident["resolved_as"] == "expected"
+    assert incident["resolution_note"] == "planned backfill"
+    wait_for(
+        lambda: any("planned backfill" in r.text for r in stand.slack.replies(root)),
+        "the resolution in the thread",
+    )
+    [event] = stand.events(incident_id)
+    assert (event.action, event.actor_name) == ("expected", "ana")
+
+
+def test_the_dq_command(stand):
+    incident_id, _ = stand.told("orders_commanded")
+    command = {"command": "/dq", "user_id": ANA[0], "user_name": "ana", "trigger_id": "9.9.9"}
+    helped = stand.server.post_signed("/slack/commands", {**command, "text": "help"})
+    assert helped.status_code == 200 and "/dq status CHECK" in helped.json()["text"]
+    status = stand.server.post_signed(
+        "/slack/commands", {**command, "text": "status orders_commanded"}
+    )
+    assert f"Incident {incident_id}" in status.json()["text"]
+    wrong = stand.server.post_signed("/slack/commands", {**command, "text": "ack twelve"})
+    assert "incident number" in wrong.json()["text"]
+    acked = stand.server.post_signed(
+        "/slack/commands",
+        {**command, "text": f"ack {incident_id}", "response_url": stand.hook},
+    )
+    assert acked.json()["text"] == f"Acknowledging incident {incident_id}…"
+    wait_for(
+        lambda: any(m["text"] == "Acknowledged by @ana" for m in stand.answered),
+        "the command's result on its response_url",
+    )
+    assert stand.incident(incident_id)["acknowledged_by_name"] == "ana"
+    [event] = stand.events(incident_id)
+    assert event.action == "acknowledge"
+
+
+def test_the_api_lists_open_incidents(stand):
+    incident_id, _ = stand.told("orders_listed")
+    answer = stand.server.get("/api/incidents")
+    assert answer.status_code == 200
+    [listed] = [i for i in answer.json()["incidents"] if i["id"] == incident_id]
+    assert listed["check"] == "orders_listed" and listed["level"] == "ERROR"
+    assert listed["runbook"] == RUNBOOK
+    assert stand.server.get("/incidents/999999").status_code == 404
+    assert stand.server.get("/checks/no_such_check").status_code == 404
