@@ -59,6 +59,7 @@ def _incident_rows(views: list[IncidentView]) -> str:
             f"<td>{_runbook(view.runbook)}</td></tr>"
         )
     return (
+        "<style>#incidents td:nth-child(5),#incidents td:nth-child(7){white-space:nowrap}</style>"
         '<div class="wrap"><table id="incidents"><tr><th>incident</th><th>level</th>'
         "<th>check</th><th>owner</th><th>open since</th><th>acknowledged by</th>"
         "<th>snoozed until</th><th>runbook</th></tr>" + "".join(rows) + "</table></div>"
