@@ -1,8 +1,8 @@
 """The one reader of the process's configuration: every `DQ_*` variable (and the few others dq
-reads: SLACK_BOT_TOKEN, whether SLACK_SIGNING_SECRET is set, PAGERDUTY_ROUTING_KEY, Airflow's
-task marker) and `dq.toml`, read once into a `Config` that the rest of dq takes as a value.
-`DagConfig` is what the DAG file reads when Airflow parses it, in its own process, before any
-run. Nothing heavy is imported here."""
+reads: SLACK_BOT_TOKEN, PAGERDUTY_ROUTING_KEY, Airflow's task marker; `dq serve` reads
+SLACK_SIGNING_SECRET itself, as receivers read their secrets) and `dq.toml`, read once into a
+`Config` that the rest of dq takes as a value. `DagConfig` is what the DAG file reads when
+Airflow parses it, in its own process, before any run. Nothing heavy is imported here."""
 
 from __future__ import annotations
 
@@ -84,8 +84,6 @@ class Config:
     claim_lease_s: str | None = None
     serve_address: str = DEFAULT_SERVE_ADDRESS
     serve_url: str | None = None
-    #: Whether SLACK_SIGNING_SECRET is set; the secret itself is read only by `dq serve`.
-    slack_signing: bool = False
 
     @property
     def state_path(self) -> Path:
@@ -125,7 +123,6 @@ class Config:
             claim_lease_s=env.get(CLAIM_LEASE_ENV) or None,
             serve_address=env.get(SERVE_ADDRESS_ENV) or DEFAULT_SERVE_ADDRESS,
             serve_url=env.get(SERVE_URL_ENV) or None,
-            slack_signing=bool(env.get(SIGNING_SECRET_ENV)),
         )
 
     def check_packages(self) -> CheckPackages:

@@ -33,11 +33,12 @@ def build_app(settings: Settings, config: Config, *, signing: SlackSigning) -> S
     return create_app(triage, signing, page_url=settings.serve_url)
 
 
-def serve(settings: Settings, config: Config, *, host: str, port: int) -> None:
-    """Serve until interrupted. MissingSigningSecret before anything listens."""
+def serve(
+    settings: Settings, config: Config, *, signing: SlackSigning, host: str, port: int
+) -> None:
+    """Serve until interrupted."""
     import uvicorn
 
-    signing = SlackSigning.from_environment()
     app = build_app(settings, config, signing=signing)
     server = uvicorn.Server(
         uvicorn.Config(
