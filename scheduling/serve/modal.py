@@ -29,30 +29,27 @@ def _option(value: str, label: str) -> dict[str, object]:
     return {"text": {"type": "plain_text", "text": label}, "value": value}
 
 
-def expected_view(incident_id: int, check: str) -> dict[str, object]:
-    """The modal: an optional reason, and whether the failing keys become known broken."""
-    return {
-        "type": "modal",
-        "callback_id": EXPECTED_CALLBACK,
-        "private_metadata": str(incident_id),
-        "title": {"type": "plain_text", "text": "This is expected"},
-        "submit": {"type": "plain_text", "text": "Resolve"},
-        "close": {"type": "plain_text", "text": "Cancel"},
-        "blocks": [
-            {
-                "type": "section",
-                "text": {
-                    "type": "plain_text",
-                    "text": f"Resolve incident {incident_id} of {check[:200]} as expected.",
-                },
+def expected_view(incident_id: int, check: str, *, offer_known_broken: bool) -> dict[str, object]:
+    """The modal: an optional reason, and (for an incident with failing keys) whether they
+    become known broken."""
+    blocks: list[dict[str, object]] = [
+        {
+            "type": "section",
+            "text": {
+                "type": "plain_text",
+                "text": f"Resolve incident {incident_id} of {check[:200]} as expected.",
             },
-            {
-                "type": "input",
-                "block_id": REASON_BLOCK,
-                "optional": True,
-                "label": {"type": "plain_text", "text": "Why is it expected?"},
-                "element": {"type": "plain_text_input", "action_id": REASON_INPUT},
-            },
+        },
+        {
+            "type": "input",
+            "block_id": REASON_BLOCK,
+            "optional": True,
+            "label": {"type": "plain_text", "text": "Why is it expected?"},
+            "element": {"type": "plain_text_input", "action_id": REASON_INPUT},
+        },
+    ]
+    if offer_known_broken:
+        blocks.append(
             {
                 "type": "input",
                 "block_id": KEYS_BLOCK,
@@ -64,8 +61,16 @@ def expected_view(incident_id: int, check: str) -> dict[str, object]:
                     "initial_option": _option(*KNOWN_BROKEN_CHOICES[0]),
                     "options": [_option(value, label) for value, label in KNOWN_BROKEN_CHOICES],
                 },
-            },
-        ],
+            }
+        )
+    return {
+        "type": "modal",
+        "callback_id": EXPECTED_CALLBACK,
+        "private_metadata": str(incident_id),
+        "title": {"type": "plain_text", "text": "This is expected"},
+        "submit": {"type": "plain_text", "text": "Resolve"},
+        "close": {"type": "plain_text", "text": "Cancel"},
+        "blocks": blocks,
     }
 
 

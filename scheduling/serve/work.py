@@ -23,7 +23,7 @@ from alerting.triage import (
     Actor,
     UnknownIncident,
     acknowledge,
-    incident_view,
+    load_incident,
     mark_expected,
     snooze,
 )
@@ -91,14 +91,16 @@ class Triage:
             return
         with self.engine.connect() as connection:
             try:
-                view = incident_view(connection, request.incident_id)
+                incident = load_incident(connection, request.incident_id)
             except UnknownIncident as exc:
                 respond(request.response_url, str(exc))
                 return
-        if not view.open:
-            respond(request.response_url, f"Incident {view.id} is already resolved")
+        if not incident.open:
+            respond(request.response_url, f"Incident {request.incident_id} is already resolved")
             return
-        self.slack.open_view(request.trigger_id, expected_view(view.id, view.check))
+        keys = bool(incident.last_outcome.failing_keys)  # only then can they be known broken
+        view = expected_view(request.incident_id, incident.check, offer_known_broken=keys)
+        self.slack.open_view(request.trigger_id, view)
 
     def submit_expected(self, submission: ExpectedSubmission) -> ActionResult | None:
         try:

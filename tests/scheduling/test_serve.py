@@ -63,8 +63,15 @@ class Stand:
             links={RUNBOOK_LINK: RUNBOOK},
         )
         deliver_pending(self.engine, self.receivers, self.t0)
-        [root] = [m for m in self.slack.roots() if check in m.text]
+        # the server's delivery after an earlier action may be the one that sends them
+        [root] = wait_for(lambda: [m for m in self.slack.roots() if check in m.text], "the root")
         return recorded.incident.id, root
+
+    def trigger(self, check: str) -> dict:
+        [event] = wait_for(
+            lambda: [e for e in self.pagerduty.events if check in json.dumps(e)], "the trigger"
+        )
+        return event
 
     def run(self, check: str, level, at: dt.datetime):
         recorded = handle_outcome(self.engine, outcome(level, check=check), POLICY, at)
@@ -131,7 +138,7 @@ def snooze_value(root, incident_id: int, duration: str) -> str:
 
 def test_acknowledge_from_the_root_message(stand):
     incident_id, root = stand.told("orders_acknowledged")
-    [trigger] = [e for e in stand.pagerduty.events if "orders_acknowledged" in json.dumps(e)]
+    trigger = stand.trigger("orders_acknowledged")
     assert set(buttons(root)) == {"acknowledge", "snooze", "expected", "runbook"}
     value = buttons(root)["acknowledge"]["value"]
 
@@ -205,7 +212,7 @@ def test_unsigned_stale_and_altered_requests_are_refused_and_change_nothing(stan
 
 def test_a_retried_or_double_clicked_request_acts_once(stand):
     incident_id, root = stand.told("orders_retried")
-    [trigger] = [e for e in stand.pagerduty.events if "orders_retried" in json.dumps(e)]
+    trigger = stand.trigger("orders_retried")
     value = buttons(root)["acknowledge"]["value"]
     answered = len(stand.answered)
     first = stand.click("acknowledge", value, root, action_ts="1700000003.000001")
@@ -245,7 +252,10 @@ def test_snooze_an_hour_through_the_server(stand):
     stand.run(check, E, stand.t0 + dt.timedelta(minutes=30))  # inside the hour: held back
     assert len(stand.slack.messages) == told
     stand.run(check, None, stand.t0 + 2 * HOUR)  # after it: the recovery goes out
-    assert any("Resolved" in reply.text for reply in stand.slack.replies(root))
+    wait_for(
+        lambda: any("Resolved" in reply.text for reply in stand.slack.replies(root)),
+        "the recovery in the thread",
+    )
 
 
 def test_expected_opens_the_modal_and_its_submission_resolves(stand):
@@ -257,6 +267,7 @@ def test_expected_opens_the_modal_and_its_submission_resolves(stand):
         "views.open with the expected modal",
     )
     assert view["trigger_id"].endswith("1700000005.000001")
+    assert [b.get("block_id") for b in view["blocks"]][1:] == ["reason", "known_broken"]
     values = {
         "reason": {"reason_input": {"type": "plain_text_input", "value": "planned backfill"}},
         "known_broken": {
