@@ -1,5 +1,6 @@
-""""This is expected" on a row check with `known_broken_for`: its failing keys are excused by the
-runs until then (the outcome is TOLERATED, no incident opens), and fail again once they expire.
+"""Marking a row check's incident expected with `known_broken_for`: its failing keys are excused
+by the runs until then (the outcome is TOLERATED, no incident opens), and fail again once they
+expire.
 Real Spark and the tick, the keys in the project database (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
