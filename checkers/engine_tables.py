@@ -98,7 +98,9 @@ metric_annotations = sa.Table(
     sa.Column("created_by", sa.String(200), nullable=False),
     sa.Column("created_at", UtcDateTime, nullable=False),
     sa.Column("incident_id", sa.Integer),
+    sa.Column("run_id", sa.Integer),  # dq_runs.id of the run whose points these are
     sa.Index("ix_dq_metric_annotations_metric", "metric_id"),
+    sa.Index("ix_dq_metric_annotations_run", "run_id"),
 )
 
 #: Keys a person said are known broken for a while (migration 10): excused at judge time, like

@@ -1,6 +1,6 @@
-"""What "this is expected" leaves behind for later runs: an annotation on the metric points of
-the incident's run (anomaly detection trains on them and accepts their values), and, when asked,
-the failing keys as known broken for the check until a time. The tables are the engine's
+"""What "this is expected" leaves behind for later runs: an annotation on the metric points the
+incident's run flagged (anomaly detection trains on them and accepts their values), and, when
+asked, the failing keys as known broken for the check until a time. The tables are the engine's
 (checkers.engine_tables): the checkers read them when they judge."""
 
 from __future__ import annotations
@@ -13,61 +13,57 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from alerting.model import Incident
+from alerting.tables import runs
 from alerting.triage.values import Actor
 from checkers.engine_tables import known_broken_keys, metric_annotations, metrics_table
 
 EXPECTED = "expected"
+#: The keys of a MetricChecker's sample row: one failing constraint and the metric it judged.
+FLAGGED_METRIC = {"constraint", "metric", "instance", "value", "reason"}
 
 
 def annotate_run_metrics(
     connection: Connection, incident: Incident, actor: Actor, note: str, now: dt.datetime
 ) -> int:
-    """Annotate as expected the metric points the check's latest run saved (the run that kept
-    the incident open); returns how many. None saved (a row check, or a database without metric
-    history): nothing to annotate."""
+    """Annotate as expected the metric points the incident's latest run flagged (its failing
+    constraints, as the outcome lists them); returns how many. A row check, or a database
+    without metric history, has none."""
     if not sa.inspect(connection).has_table(metrics_table.name):
         return 0
+    run_id = connection.execute(
+        sa.select(sa.func.max(runs.c.id)).where(runs.c.check_name == incident.check)
+    ).scalar()
     t = metrics_table
-    latest = connection.execute(
-        sa.select(t.c.dataset_time, t.c.partition_id)
-        .where(t.c.check_name == incident.check)
-        .order_by(t.c.id.desc())
-        .limit(1)
-    ).first()
-    if latest is None:
-        return 0
-    same_partition = (
-        t.c.partition_id.is_(None)
-        if latest.partition_id is None
-        else t.c.partition_id == latest.partition_id
-    )
-    ids = (
-        connection.execute(
-            sa.select(t.c.id).where(
-                t.c.check_name == incident.check,
-                t.c.dataset_time == latest.dataset_time,
-                same_partition,
+    ids = []
+    for flagged in incident.last_outcome.sample:
+        if not set(flagged) >= FLAGGED_METRIC or not isinstance(flagged["value"], int | float):
+            continue  # a row check's sample row, or a metric without a number
+        found = connection.execute(
+            sa.select(sa.func.max(t.c.id)).where(
+                t.c.constraint_name == flagged["constraint"],
+                t.c.constraint_status == "Failure",
+                t.c.name == flagged["metric"],
+                t.c.instance == flagged["instance"],
+                t.c.value == float(flagged["value"]),
             )
-        )
-        .scalars()
-        .all()
-    )
-    if ids:
-        connection.execute(
-            metric_annotations.insert(),
-            [
-                {
-                    "metric_id": metric_id,
-                    "kind": EXPECTED,
-                    "note": note or f"marked expected by @{actor.name}",
-                    "created_by": actor.name,
-                    "created_at": now,
-                    "incident_id": incident.id,
-                }
-                for metric_id in ids
-            ],
-        )
-    return len(ids)
+        ).scalar()
+        if found is not None:
+            ids.append(int(found))
+    rows = [
+        {
+            "metric_id": metric_id,
+            "kind": EXPECTED,
+            "note": note or f"marked expected by @{actor.name}",
+            "created_by": actor.name,
+            "created_at": now,
+            "incident_id": incident.id,
+            "run_id": run_id,
+        }
+        for metric_id in dict.fromkeys(ids)
+    ]
+    if rows:
+        connection.execute(metric_annotations.insert(), rows)
+    return len(rows)
 
 
 def add_known_broken_keys(

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from checkers.metrics._analyzer import Analyzer
 from checkers.metrics._check_core import AnomalySpec
@@ -95,17 +95,19 @@ def judge_anomaly(
     """(reason the metric is anomalous, note) against the whole dataset's earlier runs or, with
     `spec.per_partition`, the earlier partitions; `metric` is the newest partition's then."""
     if not spec.per_partition:
-        points = history.repository.series(
+        points, expected = _points(
+            history.repository,
             analyzer,
             source_table=history.source_table,
             before=history.key.dataset_time,
             tags=spec.tags,
         )
-        return _compare(metric, spec, points, "earlier runs", "value")
+        return _compare(metric, spec, points, "earlier runs", "value", expected=expected)
     partition = history.partition
     if partition is None:
         return None, "not judged: no new partition was read in this run"
-    points = history.repository.series(
+    points, expected = _points(
+        history.repository,
         analyzer,
         source_table=history.source_table,
         before=partition.partition_ts or history.key.dataset_time,
@@ -114,7 +116,16 @@ def judge_anomaly(
         exclude_partition=partition.partition_id,
     )
     label = f"partition {partition.partition_id}:"
-    return _compare(metric, spec, points, "earlier partitions", f"{label} value", label)
+    return _compare(
+        metric, spec, points, "earlier partitions", f"{label} value", label, expected=expected
+    )
+
+
+def _points(
+    repository: MetricsRepository, analyzer: Analyzer, **where: Any
+) -> tuple[list[tuple[dt.datetime, float, bool]], list[float]]:
+    """The series a metric is judged against, and the values in it marked expected."""
+    return repository.series(analyzer, **where), repository.expected_values(analyzer, **where)
 
 
 def partition_metric(
@@ -138,6 +149,8 @@ def _compare(
     earlier_label: str,
     value_label: str,
     note_label: str = "",
+    *,
+    expected: Sequence[float] = (),
 ) -> tuple[str | None, str | None]:
     if not isinstance(metric.value, int | float):
         return "anomaly detection needs a numeric metric", None
@@ -157,6 +170,11 @@ def _compare(
         return None, f"{prefix}not judged: {exc}"
     runs = sum(1 for v in earlier if v is not None)
     bounds = f"[{low:.6g}, {high:.6g}] from {runs} {earlier_label}"
+    if flagged and expected and min(low, *expected) <= metric.value <= max(high, *expected):
+        # a person said values out to these are expected: the accepted range stretches to them
+        low, high = min(low, *expected), max(high, *expected)
+        widened = f"[{low:.6g}, {high:.6g}] with {len(expected)} value(s) marked expected"
+        return None, f"{prefix}within {widened}"
     if flagged:
         return f"{value_label} {metric.value!r} is anomalous: outside {bounds}", None
     return None, f"{prefix}within {bounds}"

@@ -50,6 +50,8 @@ def _cmd_history(args: argparse.Namespace) -> int:
     for record, line in zip(records, lines, strict=True):
         window = record.window_end.isoformat() if record.window_end else "manual"
         print(f"{window:32} {line}")
+        for annotation in record.annotations:
+            print(f"{'':32}   annotated {annotation}")
     return EXIT_OK
 
 

@@ -225,3 +225,17 @@ def test_button_values_read_back():
             parse_snooze(bad)
     with pytest.raises(ValueError):
         parse_value("-1")
+
+
+def test_email_tells_an_acknowledgement_and_a_resolution_as_expected():
+    ack = replace(
+        notification(NotifyReason.ACKNOWLEDGED), acknowledged_by="ana", note="Acknowledged by @ana"
+    )
+    subject = email_parts(ack)["headers"]["Subject"]  # type: ignore[index]
+    assert subject.endswith("- Acknowledged by @ana: 3 of 120 elements failing (2.50%)")
+    expected = replace(
+        notification(NotifyReason.RESOLVED), note="Marked expected by @ana: the backfill"
+    )
+    text = email_parts(expected)["bodies"]["text/plain"]  # type: ignore[index]
+    assert text.startswith("Resolved: Marked expected by @ana: the backfill.")
+    assert pagerduty_event(expected, "KEY")["event_action"] == "resolve"
