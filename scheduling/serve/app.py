@@ -48,16 +48,40 @@ PAGE_HEADERS = {
     "Cache-Control": "no-store",
 }
 REFUSED = {"error": "invalid request"}
+#: Slack's interaction payloads are a few kB; more is not Slack.
+MAX_BODY = 1 << 20
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _body(request: Request) -> bytes:
+    """The raw body, read up to MAX_BODY (an unsigned sender cannot make the server hold more)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY:
+        raise _TooLarge
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise _TooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 async def _signed_form(request: Request, signing: SlackSigning) -> dict[str, str] | None:
     """The form fields of a request Slack signed, else None. The signature covers the raw body,
     so the body is verified before anything in it is read."""
-    body = await request.body()
+    body = await _body(request)
     if not signing.verified(body, request.headers):
         return None
     fields = parse_qs(body.decode(), keep_blank_values=True)
     return {name: values[0] for name, values in fields.items()}
+
+
+async def _refused(request: Request, exc: Exception) -> Response:
+    return JSONResponse({"error": "request body too large"}, status_code=413)
 
 
 def _ephemeral(text: str, background: BackgroundTask | None = None) -> JSONResponse:
@@ -164,6 +188,7 @@ def create_app(triage: Triage, signing: SlackSigning, *, page_url: str | None = 
         return JSONResponse({"ok": True})
 
     return Starlette(
+        exception_handlers={_TooLarge: _refused},
         routes=[
             Route("/slack/actions", slack_actions, methods=["POST"]),
             Route("/slack/commands", slack_commands, methods=["POST"]),
@@ -172,5 +197,5 @@ def create_app(triage: Triage, signing: SlackSigning, *, page_url: str | None = 
             Route("/checks/{name:path}", check, methods=["GET"]),
             Route("/api/incidents", api_incidents, methods=["GET"]),
             Route("/healthz", healthz, methods=["GET"]),
-        ]
+        ],
     )

@@ -82,6 +82,10 @@ class Triage:
         except (UnknownIncident, ValueError) as exc:
             respond(request.response_url, str(exc))
             return None
+        except Exception as exc:  # the database down, a bug: said, not swallowed
+            log.exception("%s of incident %s failed", request.action, request.incident_id)
+            respond(request.response_url, f"dq could not {request.action}: {type(exc).__name__}")
+            return None
         self.after(result, request.response_url, confirm=request.confirm)
         return result
 
@@ -115,6 +119,9 @@ class Triage:
             )
         except (UnknownIncident, ValueError) as exc:
             log.warning("expected for incident %s refused: %s", submission.incident_id, exc)
+            return None
+        except Exception:  # the database down, a bug: logged; the incident stays open
+            log.exception("expected for incident %s failed", submission.incident_id)
             return None
         self.after(result, None)
         return result

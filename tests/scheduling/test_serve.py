@@ -205,6 +205,8 @@ def test_unsigned_stale_and_altered_requests_are_refused_and_change_nothing(stan
         ),
     ]
     assert [a.status_code for a in answers] == [401, 401, 401, 401]
+    huge = stand.server.post_signed("/slack/actions", {**form, "padding": "x" * (1 << 20)})
+    assert huge.status_code == 413  # even signed: more than Slack ever sends
     assert stand.incident(incident_id)["acknowledged_at"] is None
     assert stand.events(incident_id) == []
     assert slack_calls(stand) == calls and len(stand.pagerduty.events) == events
