@@ -145,7 +145,7 @@ def create_app(triage: Triage, signing: SlackSigning, *, page_url: str | None = 
             action,
             incident_id,
             user,
-            f"slack:command:{form.get('trigger_id') or ''}",  # one per invocation
+            f"slack:command:{trigger}" if (trigger := form.get("trigger_id")) else None,
             snooze_for=command.duration,
             response_url=form.get("response_url") or None,
             confirm=True,

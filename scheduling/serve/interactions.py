@@ -45,7 +45,7 @@ class ActionRequest:
     action: str  # acknowledge | snooze | expected | runbook
     incident_id: int
     user: SlackUser
-    request_key: str
+    request_key: str | None  # None: Slack sent no id for it; the action's state still dedupes
     snooze_for: dt.timedelta | None = None
     trigger_id: str | None = None  # to open the "expected" modal (valid for 3 s)
     response_url: str | None = None
@@ -58,7 +58,7 @@ class ExpectedSubmission:
 
     incident_id: int
     user: SlackUser
-    request_key: str
+    request_key: str | None  # None: Slack sent no id for it; the action's state still dedupes
     reason: str | None
     known_broken_for: dt.timedelta | None
 
@@ -98,7 +98,8 @@ def _action(payload: dict[str, Any]) -> ActionRequest:
     except ValueError as exc:
         raise BadInteraction(str(exc)) from None
     # action_ts is Slack's id of this click: a resent request has the same, a second click not
-    key = f"slack:{action}:{incident_id}:{user.id}:{clicked.get('action_ts') or ''}"
+    action_ts = clicked.get("action_ts")
+    key = f"slack:{action}:{incident_id}:{user.id}:{action_ts}" if action_ts else None
     return ActionRequest(
         action,
         incident_id,
@@ -126,7 +127,7 @@ def _submission(payload: dict[str, Any]) -> ExpectedSubmission:
     return ExpectedSubmission(
         _incident_id(view.get("private_metadata")),
         _user(payload),
-        f"slack:view:{view.get('id') or ''}",  # one view is submitted once
+        f"slack:view:{view['id']}" if view.get("id") else None,  # one view is submitted once
         (reason or "").strip() or None,
         known_broken_for,
     )

@@ -314,6 +314,16 @@ def test_the_dq_command(stand):
     [event] = stand.events(incident_id)
     assert event.action == "acknowledge"
 
+    nothing = stand.server.post_signed("/slack/commands", {**command, "text": "snooze nope 4h"})
+    assert nothing.json()["text"] == "`nope` has no open incident to snooze."
+    snoozing = stand.server.post_signed(
+        "/slack/commands",
+        {**command, "text": "snooze orders_commanded 4h", "trigger_id": "9.9.10"},
+    )
+    assert snoozing.json()["text"] == f"Snoozing incident {incident_id}…"
+    wait_for(lambda: len(stand.events(incident_id)) == 2, "the snooze")
+    assert stand.events(incident_id)[1].action == "snooze"
+
 
 def test_the_api_lists_open_incidents(stand):
     incident_id, _ = stand.told("orders_listed")
@@ -322,6 +332,9 @@ def test_the_api_lists_open_incidents(stand):
     [listed] = [i for i in answer.json()["incidents"] if i["id"] == incident_id]
     assert listed["check"] == "orders_listed" and listed["level"] == "ERROR"
     assert listed["runbook"] == RUNBOOK
+    page = stand.server.get("/checks/orders_listed")
+    assert page.status_code == 200 and "<h1>orders_listed</h1>" in page.text
+    assert "default-src 'none'" in page.headers["content-security-policy"]
     assert stand.server.get("/incidents/999999").status_code == 404
     assert stand.server.get("/checks/no_such_check").status_code == 404
 
