@@ -67,6 +67,7 @@ ol.timeline li::before{content:"";position:absolute;left:-6px;top:.55rem;width:1
 border-radius:50%;background:var(--bad)}
 ol.timeline li.resolved::before{background:var(--ok)}
 ol.timeline li.escalated::before{background:#e36c09}
+ol.timeline li.person::before{background:var(--line)}
 .legend span{margin-right:1rem}.legend i{display:inline-block;width:9px;height:9px;
 border-radius:50%;margin-right:.3rem}
 """

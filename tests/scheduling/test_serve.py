@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import shutil
 from urllib.parse import urlencode
 
@@ -370,6 +371,8 @@ def test_the_live_page_in_a_browser(stand, browser, tmp_path):
     expect(row).to_contain_text(HOSTILE)  # the owner, shown as text
     expect(page.locator(f'#incidents tr[data-incident="{snoozed}"] td.snooze')).not_to_be_empty()
     expect(page.locator("#filters")).to_be_visible()  # the report's script ran (CSP allowed it)
+    timeline = page.locator('section.check:has-text("orders_on_the_page") li.person')
+    expect(timeline).to_have_text(re.compile(r"Acknowledged by @ana, from slack$"))
     assert page.title() == "dq-checkers: incidents"
     assert page.evaluate("document.scripts.length") == 2 and page.locator("img").count() == 0
     shot = tmp_path / "incidents.png"
