@@ -165,7 +165,14 @@ def block_actions(
     response_url: str,
     action_ts: str = "1700000123.000100",
 ) -> dict[str, str]:
-    """The form Slack posts when someone clicks a button on a message."""
+    """The form Slack posts when someone clicks a button on a message, or picks an option of
+    its snooze menu (a static_select: the choice in `selected_option`, no `value`)."""
+    element: dict[str, object] = {"type": "button", "value": value}
+    if action_id == "snooze":
+        element = {
+            "type": "static_select",
+            "selected_option": {"text": {"type": "plain_text", "text": value}, "value": value},
+        }
     payload = {
         "type": "block_actions",
         "user": {"id": user[0], "username": user[1], "name": user[1], "team_id": "T0DQ"},
@@ -185,9 +192,8 @@ def block_actions(
         "actions": [
             {
                 "action_id": action_id,
-                "block_id": "dq_triage",
-                "type": "button",
-                "value": value,
+                "block_id": f"dq_triage_{value.partition(':')[0]}",
+                **element,
                 "action_ts": action_ts,
             }
         ],

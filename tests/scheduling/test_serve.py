@@ -160,6 +160,7 @@ def test_acknowledge_from_the_root_message(stand):
     [reply] = stand.slack.replies(root)
     assert "Acknowledged by @ana" in reply.text
     assert "@ana" in json.dumps(root.blocks)  # the root shows who acknowledged
+    assert set(buttons(root)) == {"snooze", "expected", "runbook"}  # nothing left to acknowledge
     [event] = stand.events(incident_id)
     assert (event.action, event.actor_name, event.source) == ("acknowledge", "ana", "slack")
 
