@@ -7,6 +7,7 @@ by state, an unknown incident; the event log and the incident views."""
 from __future__ import annotations
 
 import datetime as dt
+import threading
 
 import pytest
 import sqlalchemy as sa
@@ -231,3 +232,28 @@ def _buttons(message) -> list[dict]:
         if block.get("type") == "actions"
         for element in block.get("elements", [])
     ]
+
+
+def test_two_clicks_at_once_acknowledge_once(db, told, receivers, slack):
+    start = threading.Barrier(2)
+    results = []
+
+    def click(actor: Actor, key: str) -> None:
+        start.wait(timeout=30)
+        results.append(acknowledge(db, told, actor, now=T0 + HOUR / 2, request_key=key))
+
+    threads = [
+        threading.Thread(target=click, args=(ANA, "1.1:ana")),
+        threading.Thread(target=click, args=(BOB, "1.2:bob")),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(r.changed for r in results) == [False, True]
+    acks = [row for row in outbox(db) if row[1] == "acknowledged"]
+    assert [receiver for receiver, *_ in acks] == ["pagerduty", "slack"]
+    with db.connect() as connection:
+        [event] = incident_events(connection, told)
+    winner = next(r for r in results if r.changed)
+    assert winner.message == f"Acknowledged by @{event.actor_name}"
