@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from alerting.receivers.slack import escape
 from alerting.triage import UnknownIncident
 from scheduling.report.assets import JS
 from scheduling.serve import pages
@@ -118,7 +119,7 @@ def create_app(triage: Triage, signing: SlackSigning, *, page_url: str | None = 
         try:
             command = parse_command(form.get("text", ""))
         except BadCommand as exc:
-            return _ephemeral(str(exc))
+            return _ephemeral(escape(str(exc)))  # it quotes what was typed
         if command.verb == "help":
             return _ephemeral(HELP)
         if command.verb == "status":
@@ -137,7 +138,7 @@ def create_app(triage: Triage, signing: SlackSigning, *, page_url: str | None = 
             assert command.check is not None
             found = await run_in_threadpool(open_incident_of, triage.engine, command.check)
             if found is None:
-                return _ephemeral(f"`{command.check}` has no open incident to snooze.")
+                return _ephemeral(f"`{escape(command.check)}` has no open incident to snooze.")
             incident_id = found.id
         assert incident_id is not None
         action = "acknowledge" if command.verb == "ack" else "snooze"
