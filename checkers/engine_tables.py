@@ -1,7 +1,7 @@
 """The metrics engine's tables in the project database: metric history (`dq_metrics`), the
 engine's states (`dq_states`), the partitions and states of incremental checks, annotations on
-metric points and known-broken keys added by triage; with their migration steps. Beside
-checkers.metrics rather than in it: the database opens without Spark.
+metric points and periods (triage, `dq history annotate`) and known-broken keys; with their
+migration steps. Beside checkers.metrics rather than in it: the database opens without Spark.
 
 History and engine states were created on first use before migration 9 (MetricsRepository and
 SqlStateStore still do so on a database of their own); migration 9 creates them only when
@@ -103,6 +103,22 @@ metric_annotations = sa.Table(
     sa.Index("ix_dq_metric_annotations_run", "run_id"),
 )
 
+#: Periods people annotated on a check's metric history (migration 11, `dq history annotate`):
+#: `expected` and `exclude` over [starts_at, ends_at), `baseline` from starts_at (no end).
+metric_periods = sa.Table(
+    "dq_metric_periods",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("check_name", sa.String(200), nullable=False),
+    sa.Column("kind", sa.String(20), nullable=False),  # expected | exclude | baseline
+    sa.Column("starts_at", UtcDateTime, nullable=False),
+    sa.Column("ends_at", UtcDateTime),
+    sa.Column("note", sa.Text, nullable=False),
+    sa.Column("created_by", sa.String(200), nullable=False),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+    sa.Index("ix_dq_metric_periods_check", "check_name"),
+)
+
 #: Keys a person said are known broken for a while (migration 10): excused at judge time, like
 #: a check's own KnownBroken keys, until `expires_at`. `key` is the key as JSON.
 known_broken_keys = sa.Table(
@@ -137,8 +153,13 @@ def _v10_annotations(connection: Connection) -> None:
     known_broken_keys.create(connection, checkfirst=True)
 
 
+def _v11_periods(connection: Connection) -> None:
+    metric_periods.create(connection, checkfirst=True)
+
+
 MIGRATIONS = [
     Migration(7, "checkers.metrics", _v7_partitions),
     Migration(9, "checkers.metrics", _v9_history_and_states),
     Migration(10, "checkers.metrics", _v10_annotations),
+    Migration(11, "checkers.metrics", _v11_periods),
 ]

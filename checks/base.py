@@ -78,6 +78,10 @@ class QualityCheck:
     #: Read only new and changed partitions of a partitioned source, merging stored states
     #: (checks.incremental); None reads the whole source every run.
     incremental: ClassVar[Incremental | None] = None
+    #: Anomaly constraints' eagerness: low, medium or high (checkers.metrics.sensitivity), and
+    #: the absolute change below which none alerts; a constraint's own settings win.
+    sensitivity: ClassVar[str | None] = None
+    min_change: ClassVar[float | None] = None
     abstract: ClassVar[bool] = False
 
     def __init_subclass__(cls, *, register: bool = True, **kwargs: object) -> None:

@@ -180,6 +180,18 @@ def _runbook(value: object) -> str | None:
     return f"runbook must be an http(s) URL, e.g. {example}, got {value!r}"
 
 
+def _sensitivity(value: object) -> str | None:
+    from checkers.metrics.sensitivity import sensitivity_problem
+
+    return sensitivity_problem(value, None)
+
+
+def _min_change(value: object) -> str | None:
+    from checkers.metrics.sensitivity import sensitivity_problem
+
+    return sensitivity_problem(None, value)
+
+
 _RULES: dict[str, Callable[[object], str | None]] = {
     "parser": _parser,
     "clock": _clock,
@@ -198,6 +210,8 @@ _RULES: dict[str, Callable[[object], str | None]] = {
     "after": _after,
     "task_states": _task_states,
     "incremental": _incremental,
+    "sensitivity": _sensitivity,
+    "min_change": _min_change,
 }
 
 

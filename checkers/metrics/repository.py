@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from checkers.engine_tables import metric_annotations, metrics_table
+from checkers.engine_tables import metric_annotations, metric_periods, metrics_table
 from checkers.metrics._analyzer import Analyzer
 from checkers.metrics._metric import Metric, MetricValue
-from checkers.metrics.annotations import expected_ids
+from checkers.metrics.annotations import SeriesPoint, expected_ids
 from checkers.metrics.state_stores import analyzer_key
 
 if TYPE_CHECKING:
@@ -72,6 +72,7 @@ class MetricsRepository:
         self.engine = sa.create_engine(url) if isinstance(url, str) else url
         metrics_table.create(self.engine, checkfirst=True)  # in the project DB: migration 9
         metric_annotations.create(self.engine, checkfirst=True)  # and migration 10
+        metric_periods.create(self.engine, checkfirst=True)  # and migration 11
 
     def save(
         self,
@@ -222,6 +223,32 @@ class MetricsRepository:
                 exclude_partition=exclude_partition,
             )
             if record.expected
+        ]
+
+    def annotated_series(
+        self,
+        analyzer: Analyzer,
+        *,
+        source_table: str,
+        before: dt.datetime,
+        tags: Mapping[str, str] | None = None,
+        per_partition: bool = False,
+        exclude_partition: str | None = None,
+    ) -> list[SeriesPoint]:
+        """The points of `series`, each saying whether a person annotated it as expected."""
+        timed = (lambda r: r.partition_ts or r.dataset_time) if per_partition else None
+        return [
+            SeriesPoint(
+                timed(record) if timed else record.dataset_time, value, failed, record.expected
+            )
+            for record, value, failed in self._points(
+                analyzer,
+                source_table=source_table,
+                before=before,
+                tags=tags,
+                per_partition=per_partition,
+                exclude_partition=exclude_partition,
+            )
         ]
 
     def _points(

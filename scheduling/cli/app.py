@@ -1,11 +1,11 @@
-"""`dq`: list checks, see what is due, run checks, run the local scheduler, read history, write
-the DAG manifest and the HTML report, manage silences, triage incidents, validate check
-definitions, check a worker's environment (`dq doctor`), serve Slack triage and the live pages
-(`dq serve`). Exit codes (scheduling/cli/exits.py): 0 all passed or tolerated, 1 a check FAILED
-(`dq validate`: a check definition has a problem), 2 usage error, 3 a check could not run (a
-broken definition included), 4 the project database was unavailable (outcomes spooled), 5 `dq run
---full` found an incremental check whose stored states drifted, 70 dq itself crashed (one line
-on stderr, the traceback in $DQ_STATE_DIR/logs/dq.log)."""
+"""`dq`: list checks, see what is due, run checks, run the local scheduler, read history (and
+annotate it for anomaly detection), write the DAG manifest and the HTML report, manage silences,
+triage incidents, validate check definitions, check a worker's environment (`dq doctor`), serve
+Slack triage and the live pages (`dq serve`). Exit codes (scheduling/cli/exits.py): 0 all passed
+or tolerated, 1 a check FAILED (`dq validate`: a check definition has a problem), 2 usage error,
+3 a check could not run (a broken definition included), 4 the project database was unavailable
+(outcomes spooled), 5 `dq run --full` found an incremental check whose stored states drifted, 70
+dq itself crashed (one line on stderr, the traceback in $DQ_STATE_DIR/logs/dq.log)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from scheduling.cli.annotate import add_annotate_options
 from scheduling.cli.console import Style, outcome_lines
 from scheduling.cli.exits import (
     EXIT_ERROR,
@@ -45,7 +46,16 @@ def _cmd_list(args: argparse.Namespace) -> int:
 def _cmd_history(args: argparse.Namespace) -> int:
     from scheduling.history import history
 
-    records = history(args.project.settings.engine, args.check, limit=args.limit)
+    words = list(args.check)
+    if words[:1] == ["annotate"]:
+        from scheduling.cli.annotate import annotate_command
+
+        return annotate_command(args, words)
+    if len(words) > 1:
+        print("dq history: one check at a time (or: dq history annotate CHECK)", file=sys.stderr)
+        return EXIT_USAGE
+    check = words[0] if words else None
+    records = history(args.project.settings.engine, check, limit=args.limit)
     lines = outcome_lines([r.outcome for r in records], style=Style.of(sys.stdout))
     for record, line in zip(records, lines, strict=True):
         window = record.window_end.isoformat() if record.window_end else "manual"
@@ -128,9 +138,13 @@ def parser() -> argparse.ArgumentParser:
     listing.add_argument("--at", type=iso_text, help="ISO time (default now)")
     listing.set_defaults(func=_cmd_list)
     add_run_commands(commands)
-    hist = commands.add_parser("history", help="recorded outcomes, newest first")
-    hist.add_argument("check", nargs="?")
+    hist = commands.add_parser(
+        "history",
+        help="recorded outcomes, newest first; `history annotate CHECK` tells anomaly detection",
+    )
+    hist.add_argument("check", nargs="*", metavar="CHECK | annotate CHECK")
     hist.add_argument("--limit", type=int, default=20)
+    add_annotate_options(hist)
     hist.set_defaults(func=_cmd_history)
     ready = commands.add_parser("ready", help="whether a guarded asset passed quality (exit 0/1)")
     ready.add_argument("asset")
@@ -190,4 +204,3 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INFRA
-

@@ -147,6 +147,7 @@ def load_sources(state: TickState) -> None:
         now=state.now,
         deadline_s=settings.source_deadline_s,
         partitions=settings.partition_store(),
+        mutes=settings.mutes,
     )
     load(state.evaluation, parallelism=settings.load_parallelism)
 
