@@ -26,7 +26,6 @@ from checkers.metrics import (
     SimpleThreshold,
     Size,
 )
-from checkers.metrics._check_core import AnomalySpec
 from checkers.metrics.annotations import (
     BASELINE,
     EXCLUDE,
@@ -36,6 +35,7 @@ from checkers.metrics.annotations import (
     SeriesPoint,
     add_period,
 )
+from checkers.metrics.check import AnomalySpec
 from checkers.metrics.metric_history import judge_anomaly
 from checkers.metrics.sensitivity import sensitivity_problem, tuned
 
