@@ -169,12 +169,35 @@ def _compare(
 ) -> tuple[str | None, str | None]:
     if not isinstance(metric.value, int | float):
         return "anomaly detection needs a numeric metric", None
+    settings = Settings(
+        spec.sensitivity or history.sensitivity,
+        spec.min_change if spec.min_change is not None else history.min_change,
+        history.feedback(),
+    )
+    return judge_value(float(metric.value), points, judged, spec, settings)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How a check judges its anomalies: its sensitivity, its floor, what people said."""
+
+    sensitivity: str | None = None
+    min_change: float | None = None
+    feedback: Feedback = field(default_factory=Feedback)
+
+
+def judge_value(
+    value: float,
+    points: Sequence[SeriesPoint],
+    judged: Judged,
+    spec: AnomalySpec,
+    settings: Settings,
+) -> tuple[str | None, str | None]:
+    """(reason `value` at `judged.at` is anomalous, note) against `points` (earlier ones)."""
     prefix = f"{judged.note_label} " if judged.note_label else ""
-    sensitivity = spec.sensitivity or history.sensitivity
-    min_change = spec.min_change if spec.min_change is not None else history.min_change
-    strategy = tuned(spec.strategy, sensitivity)
+    strategy = tuned(spec.strategy, settings.sensitivity)
     # the one place people's annotations and maintenance windows shape what a strategy sees
-    training = history.feedback().training(
+    training = settings.feedback.training(
         points,
         judged.at,
         exclude_failed=spec.exclude_failed,
@@ -183,7 +206,7 @@ def _compare(
     if training.skip_reason:
         return None, f"{prefix}{training.skip_reason}"
     earlier, expected = training.history, training.expected
-    series = [*earlier, float(metric.value)]
+    series = [*earlier, value]
     try:
         flagged = strategy.detect(series, len(earlier))  # type: ignore[arg-type]
         low, high = strategy.bounds(series, len(earlier))  # type: ignore[arg-type]
@@ -191,13 +214,15 @@ def _compare(
         return None, f"{prefix}not judged: {exc}"
     runs = sum(1 for v in earlier if v is not None)
     bounds = f"[{low:.6g}, {high:.6g}] from {runs} {judged.earlier_label}"
-    if flagged and expected and min(low, *expected) <= metric.value <= max(high, *expected):
+    if flagged and expected and min(low, *expected) <= value <= max(high, *expected):
         # a person said values out to these are expected: the accepted range stretches to them
         low, high = min(low, *expected), max(high, *expected)
         widened = f"[{low:.6g}, {high:.6g}] with {len(expected)} value(s) marked expected"
         return None, f"{prefix}within {widened}"
-    if flagged and below_floor(float(metric.value), earlier, min_change):
+    min_change = settings.min_change
+    if flagged and below_floor(value, earlier, min_change):
         return None, f"{prefix}outside {bounds}, but changed less than min_change={min_change:g}"
     if flagged:
-        return f"{judged.value_label} {metric.value!r} is anomalous: outside {bounds}", None
+        shown = int(value) if value.is_integer() else value
+        return f"{judged.value_label} {shown!r} is anomalous: outside {bounds}", None
     return None, f"{prefix}within {bounds}"

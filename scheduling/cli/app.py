@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from scheduling.cli.annotate import add_annotate_options
+from scheduling.cli.backtest import add_backtest_commands
 from scheduling.cli.console import Style, outcome_lines
 from scheduling.cli.exits import (
     EXIT_ERROR,
@@ -163,6 +164,7 @@ def parser() -> argparse.ArgumentParser:
     report.add_argument("--at", type=iso_text, help="ISO time of the report (default now)")
     report.set_defaults(func=_cmd_report)
     add_silence_commands(commands)
+    add_backtest_commands(commands)
     add_incident_commands(commands)
     add_serve_commands(commands)
     validate = commands.add_parser(
