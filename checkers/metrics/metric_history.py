@@ -18,6 +18,7 @@ from checkers.metrics.repository import MetricsRepository, ResultKey
 from checkers.metrics.sensitivity import below_floor, tuned
 
 if TYPE_CHECKING:
+    from checkers.metrics.time_buckets import TimeBuckets
     from checkers.metrics.verification import VerificationResult
 
 
@@ -47,6 +48,8 @@ class MetricHistory:
     sensitivity: str | None = None
     min_change: float | None = None
     excluded_when: Callable[[dt.datetime], str | None] | None = field(default=None, compare=False)
+    #: Day-one history of a source with a time column (checkers.metrics.time_buckets)
+    training: TimeBuckets | None = None
 
     def feedback(self) -> Feedback:
         """The check's annotated periods and maintenance windows, read now."""
