@@ -96,6 +96,15 @@ def _has_runs(engine: Engine, check: str) -> bool:
     return found is not None
 
 
+def period_lines(engine: Engine, check: str) -> list[str]:
+    """`dq history CHECK`'s last lines: the periods annotated on its metric history."""
+    from checkers.metrics.annotations import load_periods
+
+    with engine.connect() as connection:
+        periods = load_periods(connection, check)
+    return [f"{'annotated period':32}   {describe(p)}" for p in periods]
+
+
 def describe(period: Period) -> str:
     from checkers.metrics.annotations import BASELINE
 

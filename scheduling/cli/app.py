@@ -63,6 +63,11 @@ def _cmd_history(args: argparse.Namespace) -> int:
         print(f"{window:32} {line}")
         for annotation in record.annotations:
             print(f"{'':32}   annotated {annotation}")
+    if check is not None:
+        from scheduling.cli.annotate import period_lines
+
+        for line in period_lines(args.project.settings.engine, check):
+            print(line)
     return EXIT_OK
 
 

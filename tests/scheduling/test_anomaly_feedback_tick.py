@@ -95,13 +95,19 @@ def run(check, settings, spark, at, rows):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("annotated", [True, False], ids=["expected", "not-annotated"])
-def test_a_planned_backfill_marked_expected_passes_the_next_run(database, spark, annotated):
+def test_a_planned_backfill_marked_expected_passes_the_next_run(database, spark, annotated, capsys):
     settings = settings_for(database)
     backfill = run(OrdersBackfill, settings, spark, BACKFILL_DAY, 300)
     assert backfill.status is Status.FAILED and "is anomalous" in str(backfill.sample)
     if annotated:
         args = ["history", "annotate", "orders_backfill", "--expected", "2026-11-06"]
         assert main([*args, "--reason", "planned backfill", "--by", "ana"]) == 0
+        assert "orders_backfill: expected 2026-11-06T00:00:00+00:00..2026-11-07" in (
+            capsys.readouterr().out
+        )
+        assert main(["history", "orders_backfill"]) == 0
+        last = capsys.readouterr().out.splitlines()[-1]
+        assert last.startswith("annotated period") and last.endswith(": planned backfill")
 
     after = run(OrdersBackfill, settings, spark, BACKFILL_DAY + DAY, 310)  # a similar value
     if annotated:
@@ -129,6 +135,20 @@ def test_a_checks_min_change_and_sensitivity_apply(database, spark):
     # 3.8 standard deviations above the mean: medium allows 3, low 4.5
     assert run(OrdersRelaxed, settings, spark, BACKFILL_DAY, 106).status is Status.PASSED
     assert run(OrdersBackfill, settings, spark, BACKFILL_DAY, 106).status is Status.FAILED
+
+
+def test_annotate_refuses_what_it_cannot_store(database, capsys):
+    assert main(["history", "annotate", "orders_nowhere", "--expected", "2026-11-06"]) == 2
+    assert "no check named 'orders_nowhere'" in capsys.readouterr().err
+    for bad in (
+        ["--exclude", "2026-11-06"],
+        ["--exclude", "2026-11-08..2026-11-06"],
+        ["--expected", "yesterday"],
+        ["--expected", "2026-11-06", "--baseline-since", "2026-11-01"],
+        [],
+    ):
+        assert main(["history", "annotate", "orders_backfill", *bad]) == 2, bad
+    assert "give exactly one of" in capsys.readouterr().err
 
 
 def test_bad_anomaly_settings_are_refused_at_definition_time():
