@@ -1,9 +1,10 @@
 """`dq backtest CHECK [--inject] [--json]`: replay a check's metric history through each of its
 anomaly constraints at every sensitivity (checkers.metrics.backtest): judged points, alerts and
-alerts per week; with `--inject`, the recall on synthetic faults. The check's checker is built as
-a run builds it (over empty frames of its sources' promised schemas, else its sources loaded:
-never a pass over the data), so its history, annotations,
-maintenance windows and settings are the ones its runs use."""
+alerts per week; with `--inject`, the recall on synthetic faults. The check's checker is built
+as a run builds it (over empty frames of its sources' promised schemas, else its sources loaded:
+never a pass over the data), so its history, annotations, maintenance windows and settings are
+the ones its runs use; an incremental check's per-partition history is completed from its stored
+partition states, as its next run would complete it."""
 
 from __future__ import annotations
 
@@ -20,38 +21,53 @@ FAR = dt.datetime(9999, 1, 1, tzinfo=dt.UTC)
 
 
 def backtest_command(args: argparse.Namespace) -> int:
-    from checkers.metric_checker import MetricChecker
-    from scheduling.tick.evaluate import load, prepare
-
     check = args.project.checks().get(args.check)
     if check is None:
         print(f"dq backtest: no check named {args.check!r}", file=sys.stderr)
         return EXIT_USAGE
-    settings = args.project.settings
-    now = parse_time(args.at)
-    data = _declared_data(check, now)
-    evaluation = prepare([check], now=now, mutes=settings.mutes, data=data)
-    load(evaluation)
-    [item] = evaluation.items
-    checker = item.checker
-    if item.error or checker is None:
-        print(f"dq backtest: {check.name}: {item.error or 'no checker'}", file=sys.stderr)
-        return EXIT_ERROR
-    anomalies = [c for c in getattr(checker, "constraints", ()) if c.anomaly is not None]
-    if not isinstance(checker, MetricChecker) or checker.history is None or not anomalies:
-        print(
-            f"dq backtest: {check.name} has no anomaly constraint with a metric history "
-            "(has_no_anomalies and MetricChecker(..., history=...))",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
-    found = [_constraint_report(checker.history, c, args.inject) for c in anomalies]
+    found = check_reports(check, args.project.settings, parse_time(args.at), inject=args.inject)
+    if isinstance(found, tuple):
+        code, message = found
+        print(f"dq backtest: {message}", file=sys.stderr)
+        return code
     if args.json:
         print(json.dumps({"check": check.name, "constraints": found}, indent=2))
     else:
         for report in found:
             print(_table(check.name, report, args.inject))
     return EXIT_OK
+
+
+def check_reports(
+    check: Any, settings: Any, now: dt.datetime, *, inject: bool
+) -> list[dict[str, Any]] | tuple[int, str]:
+    """One report per anomaly constraint of `check`, or (exit code, why not). An incremental
+    check's per-partition history is completed from its stored partition states (day one)."""
+    from checkers.metric_checker import MetricChecker
+    from scheduling.tick.day_one import day_one_points
+    from scheduling.tick.evaluate import load, prepare
+
+    evaluation = prepare([check], now=now, mutes=settings.mutes, data=_declared_data(check, now))
+    load(evaluation)
+    [item] = evaluation.items
+    checker = item.checker
+    if item.error or checker is None:
+        return EXIT_ERROR, f"{check.name}: {item.error or 'no checker'}"
+    anomalies = [c for c in getattr(checker, "constraints", ()) if c.anomaly is not None]
+    if not isinstance(checker, MetricChecker) or checker.history is None or not anomalies:
+        return EXIT_USAGE, (
+            f"{check.name} has no anomaly constraint with a metric history "
+            "(has_no_anomalies and MetricChecker(..., history=...))"
+        )
+    store = settings.partition_store() if check.incremental else None
+    reports = []
+    for constraint in anomalies:
+        spec = constraint.anomaly
+        extra = []
+        if store is not None and spec.per_partition:
+            extra = day_one_points(checker, check.name, store, constraint.analyzer, spec.tags)
+        reports.append(_constraint_report(checker.history, constraint, inject, extra))
+    return reports
 
 
 def _declared_data(check: Any, now: dt.datetime) -> dict[str, Any] | None:
@@ -71,7 +87,9 @@ def _declared_data(check: Any, now: dt.datetime) -> dict[str, Any] | None:
     return {check.name: frames if instance.takes_mapping() else frames["data"]}
 
 
-def _constraint_report(history: Any, constraint: Any, inject: bool) -> dict[str, Any]:
+def _constraint_report(
+    history: Any, constraint: Any, inject: bool, extra: list[Any]
+) -> dict[str, Any]:
     from checkers.metrics.backtest import backtest
     from checkers.metrics.metric_history import Settings
 
@@ -83,6 +101,7 @@ def _constraint_report(history: Any, constraint: Any, inject: bool) -> dict[str,
         tags=spec.tags,
         per_partition=spec.per_partition,
     )
+    points = sorted([*points, *extra], key=lambda p: p.time)
     settings = Settings(
         None,
         spec.min_change if spec.min_change is not None else history.min_change,
@@ -92,6 +111,7 @@ def _constraint_report(history: Any, constraint: Any, inject: bool) -> dict[str,
     return {
         "constraint": constraint.name,
         "points": len(points),
+        "from_states": len(extra),
         "first": points[0].time.isoformat() if points else None,
         "last": points[-1].time.isoformat() if points else None,
         "configured": spec.sensitivity or history.sensitivity or "medium",

@@ -10,11 +10,14 @@ from collections.abc import Mapping, Sequence
 
 from checkers.metric_checker import MetricChecker
 from checkers.metrics import Analyzer, FrequencyAnalyzer
+from checkers.metrics.annotations import SeriesPoint
 from checkers.metrics.check import AnomalySpec
 from checkers.metrics.differential import metrics_from_states
 from checkers.metrics.state_stores import LoadedState
 from checkers.parsers import Partition
+from checkers.project_db import as_utc
 from checks.incremental import partition_order
+from scheduling.tick.partition_store import PartitionStore
 
 
 def per_partition_analyzers(checker: MetricChecker) -> list[Analyzer]:
@@ -62,3 +65,33 @@ def backfill_history(
         if history.record_partition(partition.key, partition.ts, metrics.values()):
             added += 1
     return added
+
+
+def day_one_points(
+    checker: MetricChecker,
+    check: str,
+    store: PartitionStore,
+    analyzer: Analyzer,
+    tags: dict[str, str],
+) -> list[SeriesPoint]:
+    """The per-partition points of `analyzer`, from stored states, of the stored partitions of
+    `check` its history lacks (for `dq backtest`: nothing is saved, no data is read)."""
+    history = checker.history
+    if history is None or isinstance(analyzer, FrequencyAnalyzer):
+        return []
+    rows = history.repository.query(
+        source_table=history.source_table, analyzer=analyzer, per_partition=True, tags=tags
+    )
+    have = {r.partition_id for r in rows}
+    known = store.known(check)
+    missing = [k for k in known if k not in have]
+    points = []
+    for key, states in store.load(check, missing, [analyzer]).items():
+        time = known[key].partition_ts or known[key].updated_at
+        if analyzer not in states or time is None:
+            continue
+        metrics, _ = metrics_from_states([analyzer], [states])
+        value = metrics[analyzer].value
+        if metrics[analyzer].ok and isinstance(value, int | float):
+            points.append(SeriesPoint(as_utc(time), float(value)))  # type: ignore[arg-type]
+    return points

@@ -30,6 +30,7 @@ from tests.metrics.jobs import count_jobs
 
 FIRST = dt.date(2013, 1, 1)
 DAYS = [FIRST + dt.timedelta(days=i) for i in range(40)]  # day 40 is the last
+JOBS_TO_READ_ONE_PARTITION = 1
 
 
 def flights(day: int, rows: int | None = None) -> pd.DataFrame:
@@ -102,4 +103,29 @@ def test_an_anomaly_check_added_on_day_40_judges_from_its_first_run(spark, lake,
     }
 
 
-JOBS_TO_READ_ONE_PARTITION = 1
+def test_backtest_replays_the_day_one_history_of_stored_partitions(spark, tmp_path):
+    from scheduling.cli.backtest import check_reports
+    from scheduling.schema import project_database
+    from scheduling.settings import Settings
+
+    lake = tmp_path / "lake"
+    for i, day in enumerate(DAYS[:20]):
+        write_day(lake, day, flights(i))
+    url = f"sqlite:///{tmp_path / 'dq.db'}"
+    store = _store(url, tmp_path)
+    flights_check, with_volume = checks(lake, url)
+    day20 = dt.datetime(2013, 1, 21, 6, tzinfo=dt.UTC)
+    evaluate_checks([flights_check], spark=spark, now=day20, partitions=store)  # no history
+
+    engine = project_database(url)
+    settings = Settings(engine, {}, None, state_dir=tmp_path)  # type: ignore[arg-type]
+    [report] = check_reports(with_volume, settings, day20, inject=True)  # type: ignore[misc]
+    assert (report["points"], report["from_states"]) == (20, 20)
+    assert (report["first"], report["last"]) == (
+        "2013-01-01T00:00:00+00:00",
+        "2013-01-20T00:00:00+00:00",
+    )
+    medium = {r["sensitivity"]: r for r in report["replays"]}["medium"]
+    assert medium["judged"] == 20 - 2  # BatchNormal needs two points of history
+    assert medium["recall"]["missing partition"] == 1.0
+    assert MetricsRepository(url).query(per_partition=True) == []  # a replay saves nothing
