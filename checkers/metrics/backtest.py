@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from checkers.metrics.annotations import SeriesPoint
 from checkers.metrics.check import AnomalySpec
-from checkers.metrics.metric_history import Judged, Settings, judge_value
+from checkers.metrics.metric_history import Judged, Judging, judge_value
 from checkers.metrics.sensitivity import SENSITIVITIES
 
 #: Each fault as what it does to the metric at the point it hits.
@@ -50,26 +50,26 @@ class Replay:
 def backtest(
     points: Sequence[SeriesPoint],
     spec: AnomalySpec,
-    settings: Settings,
+    judging: Judging,
     *,
     inject: bool = False,
     sensitivities: Sequence[str] = tuple(SENSITIVITIES),
 ) -> list[Replay]:
     """The replay of `points` (a metric's history, oldest first) at each sensitivity."""
     return [
-        _replay(points, spec, dataclasses.replace(settings, sensitivity=s), s, inject)
+        _replay(points, spec, dataclasses.replace(judging, sensitivity=s), s, inject)
         for s in sensitivities
     ]
 
 
 def _replay(
-    points: Sequence[SeriesPoint], spec: AnomalySpec, settings: Settings, name: str, inject: bool
+    points: Sequence[SeriesPoint], spec: AnomalySpec, judging: Judging, name: str, inject: bool
 ) -> Replay:
     replayed: list[SeriesPoint] = []  # the history as the replay leaves it
     judged_at: list[int] = []
     alerts = 0
     for point in points:
-        reason, note = _judge(point.value, point.time, replayed, spec, settings)
+        reason, note = _judge(point.value, point.time, replayed, spec, judging)
         if reason is not None or _judged(note or ""):
             judged_at.append(len(replayed))
         alerts += reason is not None
@@ -77,12 +77,12 @@ def _replay(
     weeks = _weeks(points, judged_at)
     recall: dict[str, float | None] = dict.fromkeys(FAULTS)
     if inject:
-        recall = _recall(replayed, judged_at, spec, settings)
+        recall = _recall(replayed, judged_at, spec, judging)
     return Replay(name, len(judged_at), alerts, alerts / weeks if weeks else 0.0, recall)
 
 
 def _recall(
-    replayed: list[SeriesPoint], judged_at: list[int], spec: AnomalySpec, settings: Settings
+    replayed: list[SeriesPoint], judged_at: list[int], spec: AnomalySpec, judging: Judging
 ) -> dict[str, float | None]:
     step = max(1, len(judged_at) // INJECTIONS)
     positions = judged_at[::step][:INJECTIONS]
@@ -92,7 +92,7 @@ def _recall(
             found[kind] = None
             continue
         lasting = SHIFT_POINTS if kind == "distribution shift" else 1
-        caught = sum(_caught(replayed, p, fault, lasting, spec, settings) for p in positions)
+        caught = sum(_caught(replayed, p, fault, lasting, spec, judging) for p in positions)
         found[kind] = caught / len(positions)
     return found
 
@@ -103,13 +103,13 @@ def _caught(
     fault: Callable[[float], float],
     lasting: int,
     spec: AnomalySpec,
-    settings: Settings,
+    judging: Judging,
 ) -> bool:
     """Whether the fault injected at `position` (for `lasting` points) is flagged."""
     history = list(replayed[:position])
     for point in replayed[position : position + lasting]:
         value = fault(point.value)
-        reason, _ = _judge(value, point.time, history, spec, settings)
+        reason, _ = _judge(value, point.time, history, spec, judging)
         if reason is not None:
             return True
         history.append(dataclasses.replace(point, value=value, failed=False))
@@ -121,9 +121,9 @@ def _judge(
     at: dt.datetime,
     earlier: Sequence[SeriesPoint],
     spec: AnomalySpec,
-    settings: Settings,
+    judging: Judging,
 ) -> tuple[str | None, str | None]:
-    return judge_value(value, earlier, Judged(at, "earlier points", "value"), spec, settings)
+    return judge_value(value, earlier, Judged(at, "earlier points", "value"), spec, judging)
 
 
 def _judged(note: str) -> bool:

@@ -172,16 +172,16 @@ def _compare(
 ) -> tuple[str | None, str | None]:
     if not isinstance(metric.value, int | float):
         return "anomaly detection needs a numeric metric", None
-    settings = Settings(
+    judging = Judging(
         spec.sensitivity or history.sensitivity,
         spec.min_change if spec.min_change is not None else history.min_change,
         history.feedback(),
     )
-    return judge_value(float(metric.value), points, judged, spec, settings)
+    return judge_value(float(metric.value), points, judged, spec, judging)
 
 
 @dataclass(frozen=True)
-class Settings:
+class Judging:
     """How a check judges its anomalies: its sensitivity, its floor, what people said."""
 
     sensitivity: str | None = None
@@ -194,13 +194,13 @@ def judge_value(
     points: Sequence[SeriesPoint],
     judged: Judged,
     spec: AnomalySpec,
-    settings: Settings,
+    judging: Judging,
 ) -> tuple[str | None, str | None]:
     """(reason `value` at `judged.at` is anomalous, note) against `points` (earlier ones)."""
     prefix = f"{judged.note_label} " if judged.note_label else ""
-    strategy = tuned(spec.strategy, settings.sensitivity)
+    strategy = tuned(spec.strategy, judging.sensitivity)
     # the one place people's annotations and maintenance windows shape what a strategy sees
-    training = settings.feedback.training(
+    training = judging.feedback.training(
         points,
         judged.at,
         exclude_failed=spec.exclude_failed,
@@ -222,7 +222,7 @@ def judge_value(
         low, high = min(low, *expected), max(high, *expected)
         widened = f"[{low:.6g}, {high:.6g}] with {len(expected)} value(s) marked expected"
         return None, f"{prefix}within {widened}"
-    min_change = settings.min_change
+    min_change = judging.min_change
     if flagged and below_floor(value, earlier, min_change):
         return None, f"{prefix}outside {bounds}, but changed less than min_change={min_change:g}"
     if flagged:

@@ -91,7 +91,7 @@ def _constraint_report(
     history: Any, constraint: Any, inject: bool, extra: list[Any]
 ) -> dict[str, Any]:
     from checkers.metrics.backtest import backtest
-    from checkers.metrics.metric_history import Settings
+    from checkers.metrics.metric_history import Judging
 
     spec = constraint.anomaly
     points = history.repository.annotated_series(
@@ -102,12 +102,12 @@ def _constraint_report(
         per_partition=spec.per_partition,
     )
     points = sorted([*points, *extra], key=lambda p: p.time)
-    settings = Settings(
+    judging = Judging(
         None,
         spec.min_change if spec.min_change is not None else history.min_change,
         history.feedback(),
     )
-    replays = backtest(points, spec, settings, inject=inject)
+    replays = backtest(points, spec, judging, inject=inject)
     return {
         "constraint": constraint.name,
         "points": len(points),
