@@ -62,6 +62,9 @@ class Incident:
     last_outcome: CheckOutcome
     resolved_at: dt.datetime | None = None
     id: int | None = None
+    # triage: who acknowledged it (a name) and the level then; escalation stops there
+    acknowledged_by: str | None = None
+    acknowledged_level: AlertLevel | None = None
 
     @property
     def open(self) -> bool:
@@ -122,6 +125,13 @@ class NotifyReason(StrEnum):
     LEVEL_LOWERED = "level_lowered"
     REPEAT = "repeat"
     RESOLVED = "resolved"
+    ACKNOWLEDGED = "acknowledged"  # someone acknowledged the incident (triage)
+
+
+#: The key in Notification.links of the check's runbook (a link button in Slack).
+RUNBOOK_LINK = "Runbook"
+#: The key in Notification.links of the incident's page on `dq serve` (DQ_SERVE_URL).
+PAGE_LINK = "Incident page"
 
 
 @dataclass(frozen=True)
@@ -141,6 +151,8 @@ class Notification:
     created_at: dt.datetime
     outcome: CheckOutcome
     links: dict[str, str] = field(default_factory=dict)
+    acknowledged_by: str | None = None  # shown on the incident's root message
+    note: str = ""  # what a person did, for a human: "Acknowledged by @ana"
 
     @property
     def dedup_key(self) -> str:
@@ -171,6 +183,8 @@ class Notification:
 
 
 __all__ = [
+    "PAGE_LINK",
+    "RUNBOOK_LINK",
     "Alert",
     "Incident",
     "IncidentChange",

@@ -12,14 +12,16 @@ from typing import Protocol
 
 
 class Mute(Protocol):
-    def mutes(self, check: str, now: dt.datetime) -> str | None:
-        """Why notifications of `check` are muted at `now`, or None."""
+    def mutes(self, check: str, now: dt.datetime, fingerprint: str = "") -> str | None:
+        """Why notifications of `check` (its incident's `fingerprint`) are muted at `now`, or
+        None."""
         ...
 
 
 @dataclass(frozen=True)
 class Silence:
-    """Mute checks matching `check_pattern` (fnmatch: `flights_*`) from `starts_at` to `ends_at`."""
+    """Mute checks matching `check_pattern` (fnmatch: `flights_*`) from `starts_at` to `ends_at`;
+    with `fingerprint` (a snooze from triage), only that incident's fingerprint of them."""
 
     check_pattern: str
     starts_at: dt.datetime
@@ -27,8 +29,11 @@ class Silence:
     comment: str = ""
     created_by: str = ""
     id: int | None = None  # dq_mutes id; None for silences given in dq.toml
+    fingerprint: str | None = None
 
-    def mutes(self, check: str, now: dt.datetime) -> str | None:
+    def mutes(self, check: str, now: dt.datetime, fingerprint: str = "") -> str | None:
+        if self.fingerprint is not None and fingerprint != self.fingerprint:
+            return None
         if self.starts_at <= now < self.ends_at and fnmatch.fnmatchcase(check, self.check_pattern):
             return f"silenced until {self.ends_at.isoformat()}: {self.comment}".rstrip(": ")
         return None
@@ -46,7 +51,7 @@ class MaintenanceWindow:
     tz: str = "UTC"
     comment: str = "maintenance"
 
-    def mutes(self, check: str, now: dt.datetime) -> str | None:
+    def mutes(self, check: str, now: dt.datetime, fingerprint: str = "") -> str | None:
         from zoneinfo import ZoneInfo
 
         if not fnmatch.fnmatchcase(check, self.check_pattern):
@@ -62,10 +67,12 @@ class MaintenanceWindow:
         return None
 
 
-def muted_because(check: str, now: dt.datetime, active: Sequence[Mute]) -> str | None:
-    """Why the first of `active` that covers `check` at `now` mutes it, or None."""
+def muted_because(
+    check: str, now: dt.datetime, active: Sequence[Mute], fingerprint: str = ""
+) -> str | None:
+    """Why the first of `active` that covers `check` (`fingerprint`) at `now` mutes it, or None."""
     for mute in active:
-        reason = mute.mutes(check, now)
+        reason = mute.mutes(check, now, fingerprint)
         if reason:
             return reason
     return None

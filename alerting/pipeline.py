@@ -70,8 +70,10 @@ def record_outcome(
     window: tuple[dt.datetime, dt.datetime] | None = None,
     mutes: Sequence[Mute] = (),
     links: dict[str, str] | None = None,
+    page_url: str | None = None,
 ) -> Recorded:
-    """Record `outcome` (run row, incident, outbox) in `connection`'s transaction."""
+    """Record `outcome` (run row, incident, outbox) in `connection`'s transaction. With
+    `page_url` (DQ_SERVE_URL) the notifications link to the incident's page."""
     run_id = insert_run(connection, outcome, window)
     incidents, outbox = IncidentStore(connection), NotificationStore(connection)
     alert = Alert.from_outcome(outcome)
@@ -89,6 +91,7 @@ def record_outcome(
         mutes=[*mutes, *MuteStore(connection).silences()],
         outcome=outcome,
         links=links,
+        page_url=page_url,
     )
     incidents.keep_level(incident, notices.level)
     for decision in notices.decisions:
@@ -107,11 +110,19 @@ def handle_outcome(
     window: tuple[dt.datetime, dt.datetime] | None = None,
     mutes: Sequence[Mute] = (),
     links: dict[str, str] | None = None,
+    page_url: str | None = None,
 ) -> Recorded:
     """`record_outcome` in a transaction of its own."""
     return record_in_transaction(
         engine,
         lambda connection: record_outcome(
-            connection, outcome, policy, now, window=window, mutes=mutes, links=links
+            connection,
+            outcome,
+            policy,
+            now,
+            window=window,
+            mutes=mutes,
+            links=links,
+            page_url=page_url,
         ),
     )

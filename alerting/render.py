@@ -38,8 +38,12 @@ def reason(o: CheckOutcome) -> str:
 def headline(n: Notification) -> str:
     o = n.outcome
     if n.reason is NotifyReason.RESOLVED:
+        if n.note:  # resolved by a person (marked expected)
+            return f"Resolved: {n.note}."
         return f"Resolved: the check passed again after {n.failing_runs} failing run(s)."
     what = reason(o)
+    if n.reason is NotifyReason.ACKNOWLEDGED:
+        return f"{n.note or 'Acknowledged'}: {what}"
     prefix = {
         NotifyReason.NEW: "",
         NotifyReason.REPEAT: f"Still failing (run {n.failing_runs}): ",

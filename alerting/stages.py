@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from alerting.decisions import LastNotice, decide
-from alerting.model import Incident, Notification, NotifyReason
+from alerting.model import PAGE_LINK, Incident, Notification, NotifyReason
 from alerting.mutes import Mute, muted_because
 from alerting.policy import EscalationPolicy
 from checkers.levels import AlertLevel
@@ -67,8 +67,13 @@ class Notices:
 
 def effective_level(incident: Incident, policy: EscalationPolicy, now: dt.datetime) -> AlertLevel:
     """The level notifications carry: escalated by the policy while the incident is open, the
-    incident's last level once it resolved."""
-    return policy.effective_level(incident, now) if incident.open else incident.level
+    incident's last level once it resolved. Acknowledged, it escalates no further: the level
+    acknowledged, or the latest run's when the data itself rose above it."""
+    if not incident.open:
+        return incident.level
+    if incident.acknowledged_level is not None:
+        return max(incident.level, incident.acknowledged_level)
+    return policy.effective_level(incident, now)
 
 
 def decide_receivers(
@@ -83,7 +88,7 @@ def decide_receivers(
 ) -> tuple[Decision, ...]:
     """Whether and why each receiver is told: every routed receiver and every one with a thread
     of this incident (it hears the resolution), or `receivers` only. A replay never repeats: an
-    unchanged incident waits for its next run's repeat."""
+    unchanged incident waits for its next run's repeat; nor does an acknowledged incident."""
     names = receivers if receivers is not None else list(dict.fromkeys([*policy.routes, *threads]))
     decisions = []
     for name in names:
@@ -95,18 +100,23 @@ def decide_receivers(
             thread.last if thread else None,
             now,
             hears_level=lowest is not None and level >= lowest,
-            repeat_every=None if replay else policy.repeat_every,
+            repeat_every=None if replay or incident.acknowledged_by else policy.repeat_every,
         )
         decisions.append(Decision(name, thread, reason))
     return tuple(decisions)
 
 
 def apply_mutes(
-    decisions: Sequence[Decision], check: str, now: dt.datetime, mutes: Sequence[Mute]
+    decisions: Sequence[Decision],
+    check: str,
+    now: dt.datetime,
+    mutes: Sequence[Mute],
+    fingerprint: str = "",
 ) -> tuple[Decision, ...]:
-    """Mark each decision with the first mute covering `check` at `now`, if any. A muted
-    notification is still written (suppressed), so a silence that ends can reconcile it."""
-    muted = muted_because(check, now, mutes)
+    """Mark each decision with the first mute covering `check` (the incident's `fingerprint`)
+    at `now`, if any. A muted notification is still written (suppressed), so a silence that
+    ends can reconcile it."""
+    muted = muted_because(check, now, mutes, fingerprint)
     return tuple(replace(d, muted=muted) for d in decisions)
 
 
@@ -118,10 +128,16 @@ def enqueue(
     *,
     outcome: CheckOutcome,
     links: Mapping[str, str] | None = None,
+    page_url: str | None = None,
+    note: str = "",
 ) -> tuple[Decision, ...]:
-    """The notification of each decision with a reason, next in its receiver's thread."""
+    """The notification of each decision with a reason, next in its receiver's thread. With
+    `page_url` (DQ_SERVE_URL), the notifications link to the incident's page."""
     if incident.id is None:
         raise ValueError("enqueue needs a stored incident (one with an id)")
+    links = dict(links or {})
+    if page_url:
+        links[PAGE_LINK] = incident_page(page_url, incident.id)
     enqueued = []
     for decision in decisions:
         if decision.reason is not None:
@@ -137,7 +153,9 @@ def enqueue(
                 opened_at=incident.opened_at,
                 created_at=now,
                 outcome=outcome,
-                links=dict(links or {}),
+                links=dict(links),
+                acknowledged_by=incident.acknowledged_by,
+                note=note,
             )
             decision = replace(decision, notification=notification)
         enqueued.append(decision)
@@ -155,6 +173,8 @@ def notify(
     links: Mapping[str, str] | None = None,
     receivers: Sequence[str] | None = None,
     replay: bool = False,
+    page_url: str | None = None,
+    note: str = "",
 ) -> Notices:
     """The stages after the incident is stored, in order: effective level, per-receiver
     decision, mutes, enqueue. `threads` are the incident's receiver threads by receiver."""
@@ -162,8 +182,16 @@ def notify(
     decisions = decide_receivers(
         incident, level, threads, policy, now, receivers=receivers, replay=replay
     )
-    decisions = apply_mutes(decisions, incident.check, now, mutes)
-    return Notices(level, enqueue(decisions, incident, level, now, outcome=outcome, links=links))
+    decisions = apply_mutes(decisions, incident.check, now, mutes, incident.fingerprint)
+    enqueued = enqueue(
+        decisions, incident, level, now, outcome=outcome, links=links, page_url=page_url, note=note
+    )
+    return Notices(level, enqueued)
+
+
+def incident_page(base_url: str, incident_id: int) -> str:
+    """The incident's page on `dq serve`: `{DQ_SERVE_URL}/incidents/{id}`."""
+    return f"{base_url.rstrip('/')}/incidents/{incident_id}"
 
 
 __all__ = [
@@ -174,5 +202,6 @@ __all__ = [
     "decide_receivers",
     "effective_level",
     "enqueue",
+    "incident_page",
     "notify",
 ]

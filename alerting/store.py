@@ -115,6 +115,10 @@ def incident_from_row(row: Mapping[Any, Any]) -> Incident:
         updated_at=required_utc(row["updated_at"]),
         resolved_at=as_utc(row["resolved_at"]),
         last_outcome=CheckOutcome.from_json(row["last_outcome"]),
+        acknowledged_by=row["acknowledged_by_name"],
+        acknowledged_level=None
+        if row["acknowledged_level"] is None
+        else AlertLevel(row["acknowledged_level"]),
     )
 
 
@@ -258,6 +262,7 @@ class MuteStore:
                 r["comment"],
                 r["created_by"],
                 r["id"],
+                r["fingerprint"],
             )
             for r in rows
         ]
@@ -272,6 +277,7 @@ class MuteStore:
                     ends_at=silence.ends_at,
                     comment=silence.comment,
                     created_by=silence.created_by,
+                    fingerprint=silence.fingerprint,
                 )
             )
         )

@@ -1,5 +1,6 @@
 """Alerting's tables in the project database: run history, incidents, the notification outbox,
-each receiver's thread of an incident, mutes and receiver backoff; with their migration steps."""
+each receiver's thread of an incident, mutes, receiver backoff and the incidents' triage events;
+with their migration steps."""
 
 from __future__ import annotations
 
@@ -55,6 +56,41 @@ incidents = sa.Table(
     # The level alerting last decided (escalation included) while the incident was open: what
     # its notifications said. NULL for incidents recorded before migration 8.
     sa.Column("effective_level", sa.Integer),
+    # Triage (migration 10): who acknowledged the incident and the level they acknowledged
+    # (escalation over time stops there); how it was resolved by hand ("expected") and why.
+    sa.Column("acknowledged_at", UtcDateTime),
+    sa.Column("acknowledged_by_id", sa.String(200)),
+    sa.Column("acknowledged_by_name", sa.String(200)),
+    sa.Column("acknowledged_level", sa.Integer),
+    sa.Column("resolved_as", sa.String(20)),
+    sa.Column("resolution_note", sa.Text),
+)
+
+TRIAGE_COLUMNS = (
+    "acknowledged_at",
+    "acknowledged_by_id",
+    "acknowledged_by_name",
+    "acknowledged_level",
+    "resolved_as",
+    "resolution_note",
+)
+
+#: What people did to an incident (acknowledge, snooze, expected), from Slack, the CLI or the
+#: API: its timeline. `request_key` (Slack's action_ts and user) makes a retried request a no-op.
+incident_events = sa.Table(
+    "dq_incident_events",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("incident_id", sa.Integer, sa.ForeignKey("dq_incidents.id"), nullable=False),
+    sa.Column("at", UtcDateTime, nullable=False),
+    sa.Column("actor_id", sa.String(200), nullable=False),
+    sa.Column("actor_name", sa.String(200), nullable=False),
+    sa.Column("source", sa.String(20), nullable=False),  # slack | cli | api
+    sa.Column("action", sa.String(40), nullable=False),
+    sa.Column("detail", sa.Text, nullable=False),  # one line for a human
+    sa.Column("request_key", sa.String(200)),
+    sa.Index("ix_dq_incident_events_incident", "incident_id", "id"),
+    sa.Index("ux_dq_incident_events_request", "request_key", unique=True),
 )
 
 notifications = sa.Table(
@@ -105,6 +141,8 @@ mutes = sa.Table(
     sa.Column("ends_at", UtcDateTime, nullable=False),
     sa.Column("comment", sa.Text, nullable=False),
     sa.Column("created_by", sa.String(200), nullable=False),
+    # migration 10: a snooze from triage mutes one incident's fingerprint, not every match
+    sa.Column("fingerprint", sa.String(64)),
 )
 
 #: Per receiver: not before when it may be called again (Retry-After or backoff), and why.
@@ -163,9 +201,17 @@ def _v8_effective_level(connection: Connection) -> None:
     add_missing_columns(connection, incidents, ["effective_level"])
 
 
+def _v10_triage(connection: Connection) -> None:
+    add_missing_columns(connection, incidents, TRIAGE_COLUMNS)
+    add_missing_columns(connection, mutes, ["fingerprint"])
+    incident_events.create(connection, checkfirst=True)
+    widen_for_mysql(connection, [incident_events])
+
+
 MIGRATIONS = [
     Migration(1, "alerting", _v1_initial),
     Migration(3, "alerting", _v3_one_open_incident),
     Migration(4, "alerting", _v4_delivery_leases),
     Migration(8, "alerting", _v8_effective_level),
+    Migration(10, "alerting", _v10_triage),
 ]

@@ -1,5 +1,6 @@
 """The metrics engine's tables in the project database: metric history (`dq_metrics`), the
-engine's states (`dq_states`), and the partitions and states of incremental checks; with their
+engine's states (`dq_states`), the partitions and states of incremental checks, annotations on
+metric points and periods (triage, `dq history annotate`) and known-broken keys; with their
 migration steps. Beside checkers.metrics rather than in it: the database opens without Spark.
 
 History and engine states were created on first use before migration 9 (MetricsRepository and
@@ -85,6 +86,55 @@ partition_states = sa.Table(
 )
 
 
+#: Notes people put on metric points (migration 10): "expected" marks a flagged run's points as
+#: normal, so anomaly detection trains on them and accepts their values (alerting.triage).
+metric_annotations = sa.Table(
+    "dq_metric_annotations",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("metric_id", sa.Integer, nullable=False),  # dq_metrics.id
+    sa.Column("kind", sa.String(20), nullable=False),  # expected
+    sa.Column("note", sa.Text, nullable=False),
+    sa.Column("created_by", sa.String(200), nullable=False),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+    sa.Column("incident_id", sa.Integer),
+    sa.Column("run_id", sa.Integer),  # dq_runs.id of the run whose points these are
+    sa.Index("ix_dq_metric_annotations_metric", "metric_id"),
+    sa.Index("ix_dq_metric_annotations_run", "run_id"),
+)
+
+#: Periods people annotated on a check's metric history (migration 11, `dq history annotate`):
+#: `expected` and `exclude` over [starts_at, ends_at), `baseline` from starts_at (no end).
+metric_periods = sa.Table(
+    "dq_metric_periods",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("check_name", sa.String(200), nullable=False),
+    sa.Column("kind", sa.String(20), nullable=False),  # expected | exclude | baseline
+    sa.Column("starts_at", UtcDateTime, nullable=False),
+    sa.Column("ends_at", UtcDateTime),
+    sa.Column("note", sa.Text, nullable=False),
+    sa.Column("created_by", sa.String(200), nullable=False),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+    sa.Index("ix_dq_metric_periods_check", "check_name"),
+)
+
+#: Keys a person said are known broken for a while (migration 10): excused at judge time, like
+#: a check's own KnownBroken keys, until `expires_at`. `key` is the key as JSON.
+known_broken_keys = sa.Table(
+    "dq_known_broken_keys",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("check_name", sa.String(200), nullable=False),
+    sa.Column("key", sa.Text, nullable=False),
+    sa.Column("expires_at", UtcDateTime, nullable=False),
+    sa.Column("created_by", sa.String(200), nullable=False),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+    sa.Column("incident_id", sa.Integer),
+    sa.Index("ix_dq_known_broken_keys_check", "check_name", "expires_at"),
+)
+
+
 def _v7_partitions(connection: Connection) -> None:
     partitions.create(connection, checkfirst=True)
     partition_states.create(connection, checkfirst=True)
@@ -98,7 +148,18 @@ def _v9_history_and_states(connection: Connection) -> None:
     states_table.create(connection, checkfirst=True)
 
 
+def _v10_annotations(connection: Connection) -> None:
+    metric_annotations.create(connection, checkfirst=True)
+    known_broken_keys.create(connection, checkfirst=True)
+
+
+def _v11_periods(connection: Connection) -> None:
+    metric_periods.create(connection, checkfirst=True)
+
+
 MIGRATIONS = [
     Migration(7, "checkers.metrics", _v7_partitions),
     Migration(9, "checkers.metrics", _v9_history_and_states),
+    Migration(10, "checkers.metrics", _v10_annotations),
+    Migration(11, "checkers.metrics", _v11_periods),
 ]

@@ -13,6 +13,7 @@ from checkers.metrics import Analyzer, Metric, Size
 from checkers.metrics.check import Check, CheckLevel
 from checkers.metrics.constraints import ConstraintStatus, MetricConstraint
 from checkers.metrics.partitioned import has_partition_states
+from checkers.metrics.time_buckets import fill_history
 from checkers.metrics.verification import (
     MetricHistory,
     VerificationResult,
@@ -76,6 +77,16 @@ class MetricChecker(Checker):
             )
         return None  # every other analyzer's state is a monoid: partitions merge
 
+    def _whole_dataset_anomalies(self) -> list[Analyzer]:
+        """Analyzers of anomaly constraints judged against earlier runs (not per partition)."""
+        return list(
+            dict.fromkeys(
+                c.analyzer
+                for c in self.constraints
+                if c.anomaly is not None and not getattr(c.anomaly, "per_partition", False)
+            )
+        )
+
     def plan(self, excused: Sequence[KnownBroken] = ()) -> CheckerPlan:
         if excused:
             raise ValueError("KnownBroken keys do not apply to metric constraints")
@@ -90,6 +101,8 @@ class MetricChecker(Checker):
                 problem = constraint.analyzer.schema_error(schema)
                 if problem is not None:
                     return CheckerResult.failed_to_run(problem)
+            if self.history is not None and self.history.training is not None:
+                fill_history(self.history, self._whole_dataset_anomalies())
             results = [evaluate_check(c, metrics, self.history) for c in self.checks]
             if self.history is not None and self.history.save:
                 own = {a: metrics[a] for a in analyzers}

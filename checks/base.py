@@ -61,6 +61,8 @@ class QualityCheck:
     error_level: ClassVar[AlertLevel] = AlertLevel.ERROR
     escalation: ClassVar[object | None] = None
     owner: ClassVar[str] = ""
+    #: What to do when it fails: an http(s) URL, a link button on its Slack alert.
+    runbook: ClassVar[str | None] = None
     tags: ClassVar[tuple[str, ...]] = ()
     allow_empty: ClassVar[bool] = False
     sample_size: ClassVar[int] = 20
@@ -76,6 +78,10 @@ class QualityCheck:
     #: Read only new and changed partitions of a partitioned source, merging stored states
     #: (checks.incremental); None reads the whole source every run.
     incremental: ClassVar[Incremental | None] = None
+    #: Anomaly constraints' eagerness: low, medium or high (checkers.metrics.sensitivity), and
+    #: the absolute change below which none alerts; a constraint's own settings win.
+    sensitivity: ClassVar[str | None] = None
+    min_change: ClassVar[float | None] = None
     abstract: ClassVar[bool] = False
 
     def __init_subclass__(cls, *, register: bool = True, **kwargs: object) -> None:

@@ -167,6 +167,31 @@ def _incremental(value: object) -> str | None:
     )
 
 
+def _runbook(value: object) -> str | None:
+    import urllib.parse
+
+    if value is None:
+        return None
+    if isinstance(value, str):
+        parts = urllib.parse.urlsplit(value.strip())
+        if parts.scheme in ("http", "https") and parts.netloc:
+            return None
+    example = 'runbook = "https://wiki.example.com/x"'
+    return f"runbook must be an http(s) URL, e.g. {example}, got {value!r}"
+
+
+def _sensitivity(value: object) -> str | None:
+    from checkers.metrics.sensitivity import sensitivity_problem
+
+    return sensitivity_problem(value, None)
+
+
+def _min_change(value: object) -> str | None:
+    from checkers.metrics.sensitivity import sensitivity_problem
+
+    return sensitivity_problem(None, value)
+
+
 _RULES: dict[str, Callable[[object], str | None]] = {
     "parser": _parser,
     "clock": _clock,
@@ -175,6 +200,7 @@ _RULES: dict[str, Callable[[object], str | None]] = {
     "error_level": _error_level,
     "escalation": _escalation,
     "owner": _text("owner"),
+    "runbook": _runbook,
     "description": _text("description"),
     "tags": lambda v: _names(v, "tags", "('payments', 'daily')"),
     "masked_columns": lambda v: _names(v, "masked_columns", "('email', 'phone')"),
@@ -184,6 +210,8 @@ _RULES: dict[str, Callable[[object], str | None]] = {
     "after": _after,
     "task_states": _task_states,
     "incremental": _incremental,
+    "sensitivity": _sensitivity,
+    "min_change": _min_change,
 }
 
 

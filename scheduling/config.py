@@ -1,6 +1,7 @@
 """The one reader of the process's configuration: every `DQ_*` variable (and the few others dq
-reads: SLACK_BOT_TOKEN, PAGERDUTY_ROUTING_KEY, Airflow's task marker) and `dq.toml`, read once
-into a `Config` that the rest of dq takes as a value. `DagConfig` is what the DAG file reads when
+reads: SLACK_BOT_TOKEN, PAGERDUTY_ROUTING_KEY, Airflow's task marker; `dq serve` reads
+SLACK_SIGNING_SECRET itself, as receivers read their secrets) and `dq.toml`, read once into a
+`Config` that the rest of dq takes as a value. `DagConfig` is what the DAG file reads when
 Airflow parses it, in its own process, before any run. Nothing heavy is imported here."""
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ FAILING_ROWS_URL_ENV = "DQ_FAILING_ROWS_URL"
 FAILS_AT_ENV = "DQ_TASK_FAILS_AT"
 FAILS_ON_ERROR_ENV = "DQ_TASK_FAILS_ON_ERROR"
 CLAIM_LEASE_ENV = "DQ_CLAIM_LEASE_SECONDS"
+SERVE_ADDRESS_ENV = "DQ_SERVE_ADDRESS"  # host:port `dq serve` listens on
+DEFAULT_SERVE_ADDRESS = "127.0.0.1:8787"
+SERVE_URL_ENV = "DQ_SERVE_URL"  # where `dq serve` is reached: alerts link to its pages
+SIGNING_SECRET_ENV = "SLACK_SIGNING_SECRET"
 #: Set by Airflow's task runner (Task SDK) in the environment of every task it executes, and
 #: inherited by the processes a task starts (`dq run` from a BashOperator).
 AIRFLOW_TASK_ENV = "AIRFLOW_CTX_DAG_ID"
@@ -77,6 +82,8 @@ class Config:
     task_fails_at: str = "error"
     task_fails_on_error: str = "1"
     claim_lease_s: str | None = None
+    serve_address: str = DEFAULT_SERVE_ADDRESS
+    serve_url: str | None = None
 
     @property
     def state_path(self) -> Path:
@@ -114,6 +121,8 @@ class Config:
             task_fails_at=env.get(FAILS_AT_ENV, "error"),
             task_fails_on_error=env.get(FAILS_ON_ERROR_ENV, "1"),
             claim_lease_s=env.get(CLAIM_LEASE_ENV) or None,
+            serve_address=env.get(SERVE_ADDRESS_ENV) or DEFAULT_SERVE_ADDRESS,
+            serve_url=env.get(SERVE_URL_ENV) or None,
         )
 
     def check_packages(self) -> CheckPackages:
@@ -121,6 +130,16 @@ class Config:
         from checkers.check_packages import packages_from
 
         return packages_from(self.checks, self.config_path, self.document)
+
+    def serve_host_port(self) -> tuple[str, int]:
+        """DQ_SERVE_ADDRESS as (host, port); `[::1]:8787` for IPv6."""
+        host, sep, port = self.serve_address.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(
+                f"{SERVE_ADDRESS_ENV} must be HOST:PORT (e.g. {DEFAULT_SERVE_ADDRESS}), "
+                f"got {self.serve_address!r}"
+            )
+        return host.strip("[]"), int(port)
 
     def task_states(self) -> TaskStates:
         """How outcomes map onto Airflow task states for checks that declare none."""

@@ -115,7 +115,14 @@ def record_or_spool(
 
     def record_default(connection: Connection) -> object:
         return record_outcome(
-            connection, outcome, policy, now, window=window, mutes=settings.mutes, links=links
+            connection,
+            outcome,
+            policy,
+            now,
+            window=window,
+            mutes=settings.mutes,
+            links=links,
+            page_url=settings.serve_url,
         )
 
     if settings.database_error is None:
@@ -170,6 +177,7 @@ def replay_spool(
                     window=entry.window,
                     mutes=settings.mutes,
                     links=entry.links,
+                    page_url=settings.serve_url,
                 )
             if entry.window is not None:
                 _remember(settings.engine, entry.check, entry.window[1])

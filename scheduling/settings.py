@@ -6,6 +6,7 @@ set."""
 from __future__ import annotations
 
 import math
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ from scheduling.airflow.worker_config import refuse_relative_paths
 from scheduling.config import (
     FAILING_ROWS_URL_ENV,
     LOAD_PARALLELISM_ENV,
+    SERVE_URL_ENV,
     SOURCE_DEADLINE_ENV,
     Config,
     state_path,
@@ -91,6 +93,8 @@ class Settings:
     database_error: str | None = None
     #: What the settings were built from (None: built in code).
     config: Config | None = None
+    #: Where `dq serve` is reached (DQ_SERVE_URL): alerts link to `{serve_url}/incidents/{id}`.
+    serve_url: str | None = None
 
     def partition_store(self) -> PartitionStore | None:
         """Where incremental checks keep their partitions' states; None while the database is
@@ -153,6 +157,7 @@ class Settings:
             state_dir=given.state_path,
             spool_dir=given.state_path / "spool",
             config=given,
+            serve_url=serve_url(given),
         )
         if problem is not None:
             database_unavailable(settings, problem)
@@ -170,6 +175,20 @@ def failing_rows_log(
     if config.failing_rows_url:
         base_url = published_url(config.failing_rows_url, FAILING_ROWS_URL_ENV)
     return FailingRowsLog(directory or config.state_path / "failing", base_url=base_url)
+
+
+def serve_url(config: Config) -> str | None:
+    """DQ_SERVE_URL without its trailing slash; a value that is no http(s) URL is refused."""
+    if not config.serve_url:
+        return None
+    text = config.serve_url.strip()
+    parts = urllib.parse.urlsplit(text)
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        raise ValueError(
+            f"{SERVE_URL_ENV} must be the http(s) URL where `dq serve` is reached, "
+            f"e.g. https://dq.example.com, got {text!r}"
+        )
+    return text.rstrip("/")
 
 
 def _load_limits(config: Config) -> tuple[float, int]:

@@ -1,5 +1,6 @@
-"""PagerDuty Events API v2: trigger while an incident fires, resolve when it passes, with the
-incident fingerprint as `dedup_key` so PagerDuty keeps one alert per incident."""
+"""PagerDuty Events API v2: trigger while an incident fires, acknowledge when a person does,
+resolve when it passes, with the incident fingerprint as `dedup_key` so PagerDuty keeps one
+alert per incident."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import os
 import urllib.error
 import urllib.request
 
-from alerting.model import Notification
+from alerting.model import PAGE_LINK, Notification, NotifyReason
 from alerting.receivers.base import Delivery, Thread
 from alerting.render import headline, linkable, title
 from checkers.env_secrets import env_name
@@ -23,14 +24,25 @@ SEVERITY = {
 }
 
 
+def incident_dedup_key(fingerprint: str) -> str:
+    """PagerDuty's key of the alert of an incident: one per fingerprint."""
+    return f"dq-{fingerprint}"
+
+
 def dedup_key(n: Notification) -> str:
-    return f"dq-{n.fingerprint}"
+    return incident_dedup_key(n.fingerprint)
 
 
 def pagerduty_event(n: Notification, routing_key: str) -> dict[str, object]:
     """The Events API v2 body for `n` (pure)."""
     if n.resolved:
         return {"routing_key": routing_key, "dedup_key": dedup_key(n), "event_action": "resolve"}
+    if n.reason is NotifyReason.ACKNOWLEDGED:
+        return {
+            "routing_key": routing_key,
+            "dedup_key": dedup_key(n),
+            "event_action": "acknowledge",
+        }
     o = n.outcome
     return {
         "routing_key": routing_key,
@@ -64,7 +76,14 @@ def pagerduty_event(n: Notification, routing_key: str) -> dict[str, object]:
             if linkable(url)  # no javascript: or data: link in the incident
         ],
         "client": "dq-checkers",
+        **_client_url(n),
     }
+
+
+def _client_url(n: Notification) -> dict[str, str]:
+    """PagerDuty's "view in client" link: the incident's page on `dq serve`, when it has one."""
+    page = n.links.get(PAGE_LINK)
+    return {"client_url": page} if page and linkable(page) else {}
 
 
 class PagerDutyReceiver:

@@ -1,6 +1,7 @@
 """Slack through the Web API (bot token): one root message per incident, later notifications as
 thread replies with the root edited to the current state, `reply_broadcast` when the level rises,
-and the recovery in the thread. `slack_calls` is the pure payload builder."""
+and the recovery in the thread; the root and the reply raising the level carry the triage buttons
+(alerting.receivers.slack_actions). `slack_calls` is the pure payload builder."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import re
 import urllib.parse
 from dataclasses import dataclass
 
-from alerting.model import Notification, NotifyReason
+from alerting.model import RUNBOOK_LINK, Notification, NotifyReason
 from alerting.receivers.base import Delivery, Thread
+from alerting.receivers.slack_actions import actions_block, carries_buttons
 from alerting.render import facts, headline, keys_text, linkable, sample_text, title
 from checkers.env_secrets import env_name, secret_from_env
 
@@ -85,18 +87,25 @@ def root_blocks(n: Notification) -> list[dict[str, object]]:
                 },
             }
         )
-    links = [link(url, label) for label, url in sorted(n.links.items())]
+    links = [link(url, label) for label, url in sorted(n.links.items()) if label != RUNBOOK_LINK]
     context = [f"check `{escape(o.check)}`", f"incident {n.fingerprint[:12]}", *links]
+    if n.acknowledged_by and not n.resolved:
+        context.insert(0, f":eyes: Acknowledged by @{escape(n.acknowledged_by)}")
     blocks.append(
         {
             "type": "context",
             "elements": [{"type": "mrkdwn", "text": _limit(" · ".join(context), 3000)}],
         }
     )
+    actions = actions_block(n)
+    if actions is not None:
+        blocks.append(actions)
     return blocks
 
 
 def reply_text(n: Notification) -> str:
+    if n.reason is NotifyReason.ACKNOWLEDGED:
+        return f":eyes: {escape(n.note or 'Acknowledged')}"
     state = "RESOLVED" if n.resolved else n.level.name
     lines = [f"{LEVEL_EMOJI[state]} {escape(headline(n))}"]
     if not n.resolved and (n.outcome.failing_keys or n.outcome.failing_keys_distinct):
@@ -132,9 +141,14 @@ def slack_calls(n: Notification, thread: Thread, channel: str) -> list[SlackCall
     if "ts" not in thread:  # first notification of the incident (or its root never landed)
         return [SlackCall("chat.postMessage", {"channel": channel, **root})]
     where = {"channel": thread["channel"]}
-    reply = {**where, "thread_ts": thread["ts"], "text": reply_text(n)}
+    said = reply_text(n)
+    reply: dict[str, object] = {**where, "thread_ts": thread["ts"], "text": said}
     if n.reason is NotifyReason.LEVEL_RAISED:
         reply["reply_broadcast"] = True
+    actions = actions_block(n) if carries_buttons(n) else None
+    if actions is not None:
+        text = {"type": "section", "text": {"type": "mrkdwn", "text": _limit(said, 3000)}}
+        reply["blocks"] = [text, actions]
     return [
         SlackCall("chat.postMessage", reply),
         SlackCall("chat.update", {**where, "ts": thread["ts"], **root}),

@@ -197,6 +197,7 @@ __all__ = [
     "SuggestionResult",
     "Sum",
     "SumState",
+    "TimeBuckets",
     "UniqueValueRatio",
     "Uniqueness",
     "Variance",
@@ -221,6 +222,7 @@ from checkers.metrics.suggestions import (
     SuggestionResult,
     suggest,
 )
+from checkers.metrics.time_buckets import TimeBuckets
 from checkers.metrics.verification import (
     CheckResult,
     CheckStatus,

@@ -23,6 +23,10 @@ class AnomalySpec:
     tags: dict[str, str] = dataclasses.field(default_factory=dict)
     #: compare the newest partition's metric with earlier partitions, not the whole dataset's
     per_partition: bool = False
+    #: low / medium / high (checkers.metrics.sensitivity); None: the check's, else medium
+    sensitivity: str | None = None
+    #: an absolute change below which nothing is anomalous; None: the check's, else none
+    min_change: float | None = None
 
 
 class CheckLevel(StrEnum):

@@ -47,6 +47,7 @@ from checkers.metrics.histogram import Histogram
 from checkers.metrics.moments import Correlation, Mean, StandardDeviation, Sum, Variance
 from checkers.metrics.predictability import Predictability
 from checkers.metrics.ratio_of_sums import RatioOfSums
+from checkers.metrics.sensitivity import sensitivity_problem
 from checkers.metrics.sketches import ApproxCountDistinct, ApproxQuantile, InterquartileRange
 from checkers.metrics.standalone import ColumnCount, CustomSql
 
@@ -393,6 +394,8 @@ class Check(ComplianceConstraints):
         exclude_failed: bool = True,
         tags: Mapping[str, str] | None = None,
         hint: str = "",
+        sensitivity: str | None = None,
+        min_change: float | None = None,
     ) -> Self:
         """The metric is not anomalous compared with its history in the metrics repository
         (`VerificationSuite.use_repository`). `exclude_failed` leaves out earlier runs that were
@@ -405,13 +408,18 @@ class Check(ComplianceConstraints):
             Check(CheckLevel.WARNING, "daily volume").has_no_anomalies(
                 Size(), OnlineNormal(), per_partition=True)
         """
+        if problem := sensitivity_problem(sensitivity, min_change):
+            raise ValueError(problem)
         scope = ", per partition" if per_partition else ""
+        spec = AnomalySpec(
+            strategy, exclude_failed, dict(tags or {}), per_partition, sensitivity, min_change
+        )
         return self.add_constraint(
             analyzer,
             lambda _: True,
             f"AnomalyConstraint({analyzer!r}, {type(strategy).__name__}{scope})",
             hint=hint,
-        )._with_anomaly(AnomalySpec(strategy, exclude_failed, dict(tags or {}), per_partition))
+        )._with_anomaly(spec)
 
     def _with_anomaly(self, spec: AnomalySpec) -> Self:
         self._constraints[-1] = dataclasses.replace(self._constraints[-1], anomaly=spec)

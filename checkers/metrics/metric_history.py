@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from checkers.metrics._analyzer import Analyzer
 from checkers.metrics._check_core import AnomalySpec
 from checkers.metrics._metric import Metric
+from checkers.metrics.annotations import Feedback, Period, SeriesPoint, load_periods
 from checkers.metrics.repository import MetricsRepository, ResultKey
+from checkers.metrics.sensitivity import below_floor, tuned
 
 if TYPE_CHECKING:
+    from checkers.metrics.time_buckets import TimeBuckets
     from checkers.metrics.verification import VerificationResult
 
 
@@ -39,6 +42,22 @@ class MetricHistory:
     source_table: str
     save: bool = True
     partition: PartitionMetrics | None = None
+    #: The QualityCheck whose history this is: the periods people annotated on it apply (set
+    #: by the tick, with the check's sensitivity, min_change and maintenance windows).
+    check: str | None = None
+    sensitivity: str | None = None
+    min_change: float | None = None
+    excluded_when: Callable[[dt.datetime], str | None] | None = field(default=None, compare=False)
+    #: Day-one history of a source with a time column (checkers.metrics.time_buckets)
+    training: TimeBuckets | None = None
+
+    def feedback(self) -> Feedback:
+        """The check's annotated periods and maintenance windows, read now."""
+        periods: tuple[Period, ...] = ()
+        if self.check is not None:
+            with self.repository.engine.connect() as connection:
+                periods = load_periods(connection, self.check)
+        return Feedback(periods, self.excluded_when)
 
     def record(self, result: VerificationResult) -> None:
         """Save the whole dataset's metrics and constraint statuses. Verdicts of per-partition
@@ -95,26 +114,39 @@ def judge_anomaly(
     """(reason the metric is anomalous, note) against the whole dataset's earlier runs or, with
     `spec.per_partition`, the earlier partitions; `metric` is the newest partition's then."""
     if not spec.per_partition:
-        points = history.repository.series(
+        points = history.repository.annotated_series(
             analyzer,
             source_table=history.source_table,
             before=history.key.dataset_time,
             tags=spec.tags,
         )
-        return _compare(metric, spec, points, "earlier runs", "value")
+        judged = Judged(history.key.dataset_time, "earlier runs", "value")
+        return _compare(metric, spec, points, judged, history)
     partition = history.partition
     if partition is None:
         return None, "not judged: no new partition was read in this run"
-    points = history.repository.series(
+    judged_at = partition.partition_ts or history.key.dataset_time
+    points = history.repository.annotated_series(
         analyzer,
         source_table=history.source_table,
-        before=partition.partition_ts or history.key.dataset_time,
+        before=judged_at,
         tags=spec.tags,
         per_partition=True,
         exclude_partition=partition.partition_id,
     )
     label = f"partition {partition.partition_id}:"
-    return _compare(metric, spec, points, "earlier partitions", f"{label} value", label)
+    judged = Judged(judged_at, "earlier partitions", f"{label} value", label)
+    return _compare(metric, spec, points, judged, history)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """The point being judged: its time, and how the verdict names it and its history."""
+
+    at: dt.datetime
+    earlier_label: str
+    value_label: str
+    note_label: str = ""
 
 
 def partition_metric(
@@ -134,29 +166,66 @@ def partition_metric(
 def _compare(
     metric: Metric,
     spec: AnomalySpec,
-    points: list[tuple[dt.datetime, float, bool]],
-    earlier_label: str,
-    value_label: str,
-    note_label: str = "",
+    points: Sequence[SeriesPoint],
+    judged: Judged,
+    history: MetricHistory,
 ) -> tuple[str | None, str | None]:
     if not isinstance(metric.value, int | float):
         return "anomaly detection needs a numeric metric", None
-    strategy = spec.strategy
-    earlier: list[float | None]
-    if getattr(strategy, "keeps_positions", False):
-        # seasonal strategies need the calendar: excluded runs become gaps, not removals
-        earlier = [None if spec.exclude_failed and failed else v for _, v, failed in points]
-    else:
-        earlier = [v for _, v, failed in points if not (spec.exclude_failed and failed)]
-    series = [*earlier, float(metric.value)]
-    prefix = f"{note_label} " if note_label else ""
+    judging = Judging(
+        spec.sensitivity or history.sensitivity,
+        spec.min_change if spec.min_change is not None else history.min_change,
+        history.feedback(),
+    )
+    return judge_value(float(metric.value), points, judged, spec, judging)
+
+
+@dataclass(frozen=True)
+class Judging:
+    """How a check judges its anomalies: its sensitivity, its floor, what people said."""
+
+    sensitivity: str | None = None
+    min_change: float | None = None
+    feedback: Feedback = field(default_factory=Feedback)
+
+
+def judge_value(
+    value: float,
+    points: Sequence[SeriesPoint],
+    judged: Judged,
+    spec: AnomalySpec,
+    judging: Judging,
+) -> tuple[str | None, str | None]:
+    """(reason `value` at `judged.at` is anomalous, note) against `points` (earlier ones)."""
+    prefix = f"{judged.note_label} " if judged.note_label else ""
+    strategy = tuned(spec.strategy, judging.sensitivity)
+    # the one place people's annotations and maintenance windows shape what a strategy sees
+    training = judging.feedback.training(
+        points,
+        judged.at,
+        exclude_failed=spec.exclude_failed,
+        keeps_positions=getattr(strategy, "keeps_positions", False),
+    )
+    if training.skip_reason:
+        return None, f"{prefix}{training.skip_reason}"
+    earlier, expected = training.history, training.expected
+    series = [*earlier, value]
     try:
         flagged = strategy.detect(series, len(earlier))  # type: ignore[arg-type]
         low, high = strategy.bounds(series, len(earlier))  # type: ignore[arg-type]
     except ValueError as exc:  # not enough history for this strategy
         return None, f"{prefix}not judged: {exc}"
     runs = sum(1 for v in earlier if v is not None)
-    bounds = f"[{low:.6g}, {high:.6g}] from {runs} {earlier_label}"
+    bounds = f"[{low:.6g}, {high:.6g}] from {runs} {judged.earlier_label}"
+    if flagged and expected and min(low, *expected) <= value <= max(high, *expected):
+        # a person said values out to these are expected: the accepted range stretches to them
+        low, high = min(low, *expected), max(high, *expected)
+        widened = f"[{low:.6g}, {high:.6g}] with {len(expected)} value(s) marked expected"
+        return None, f"{prefix}within {widened}"
+    min_change = judging.min_change
+    if flagged and below_floor(value, earlier, min_change):
+        return None, f"{prefix}outside {bounds}, but changed less than min_change={min_change:g}"
     if flagged:
-        return f"{value_label} {metric.value!r} is anomalous: outside {bounds}", None
+        shown = int(value) if value.is_integer() else value
+        return f"{judged.value_label} {shown!r} is anomalous: outside {bounds}", None
     return None, f"{prefix}within {bounds}"

@@ -9,15 +9,16 @@ import datetime as dt
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from checkers.engine_tables import metrics_table
+from checkers.engine_tables import metric_annotations, metric_periods, metrics_table
 from checkers.metrics._analyzer import Analyzer
 from checkers.metrics._metric import Metric, MetricValue
+from checkers.metrics.annotations import SeriesPoint, expected_ids
 from checkers.metrics.state_stores import analyzer_key
 
 if TYPE_CHECKING:
@@ -53,6 +54,8 @@ class MetricRecord:
     check_status: str | None = None
     constraint_name: str | None = None
     constraint_status: str | None = None
+    id: int | None = None  # the row's id in dq_metrics
+    expected: bool = False  # annotated "expected" by a person (checkers.metrics.annotations)
 
 
 def _utc(value: dt.datetime | None) -> dt.datetime | None:
@@ -68,6 +71,8 @@ class MetricsRepository:
     def __init__(self, url: str | Engine) -> None:
         self.engine = sa.create_engine(url) if isinstance(url, str) else url
         metrics_table.create(self.engine, checkfirst=True)  # in the project DB: migration 9
+        metric_annotations.create(self.engine, checkfirst=True)  # and migration 10
+        metric_periods.create(self.engine, checkfirst=True)  # and migration 11
 
     def save(
         self,
@@ -180,29 +185,109 @@ class MetricsRepository:
         per_partition: bool = False,
         exclude_partition: str | None = None,
     ) -> list[tuple[dt.datetime, float, bool]]:
-        """Like `history`, keeping every run with a flag saying whether it failed. Whole-dataset
-        rows only, unless `per_partition`: then one point per partition id (its latest save
-        wins, `exclude_partition` left out), timed by its partition time (else its dataset
-        time), strictly before `before`."""
+        """Like `history`, keeping every run with a flag saying whether it failed (a point a
+        person annotated as expected did not). Whole-dataset rows only, unless `per_partition`:
+        then one point per partition id (its latest save wins, `exclude_partition` left out),
+        timed by its partition time (else its dataset time), strictly before `before`."""
+        return [
+            (r.partition_ts or r.dataset_time if per_partition else r.dataset_time, value, failed)
+            for r, value, failed in self._points(
+                analyzer,
+                source_table=source_table,
+                before=before,
+                tags=tags,
+                per_partition=per_partition,
+                exclude_partition=exclude_partition,
+            )
+        ]
+
+    def expected_values(
+        self,
+        analyzer: Analyzer,
+        *,
+        source_table: str,
+        before: dt.datetime,
+        tags: Mapping[str, str] | None = None,
+        per_partition: bool = False,
+        exclude_partition: str | None = None,
+    ) -> list[float]:
+        """The values of the points of `series` a person annotated as expected."""
+        return [
+            value
+            for record, value, _ in self._points(
+                analyzer,
+                source_table=source_table,
+                before=before,
+                tags=tags,
+                per_partition=per_partition,
+                exclude_partition=exclude_partition,
+            )
+            if record.expected
+        ]
+
+    def annotated_series(
+        self,
+        analyzer: Analyzer,
+        *,
+        source_table: str,
+        before: dt.datetime,
+        tags: Mapping[str, str] | None = None,
+        per_partition: bool = False,
+        exclude_partition: str | None = None,
+    ) -> list[SeriesPoint]:
+        """The points of `series`, each saying whether a person annotated it as expected."""
+        timed = (lambda r: r.partition_ts or r.dataset_time) if per_partition else None
+        return [
+            SeriesPoint(
+                timed(record) if timed else record.dataset_time, value, failed, record.expected
+            )
+            for record, value, failed in self._points(
+                analyzer,
+                source_table=source_table,
+                before=before,
+                tags=tags,
+                per_partition=per_partition,
+                exclude_partition=exclude_partition,
+            )
+        ]
+
+    def _points(
+        self,
+        analyzer: Analyzer,
+        *,
+        source_table: str,
+        before: dt.datetime,
+        tags: Mapping[str, str] | None,
+        per_partition: bool,
+        exclude_partition: str | None,
+    ) -> list[tuple[MetricRecord, float, bool]]:
+        """(record, value, failed) of each point of `series`, in time order."""
         statement = _select(
             source_table=source_table, analyzer=analyzer, per_partition=per_partition
         )
-        points: dict[object, tuple[dt.datetime, float, bool]] = {}
+        points: dict[object, tuple[dt.datetime, MetricRecord]] = {}
         if per_partition:  # latest save = highest id, whatever times it carries
             records = self._fetch(statement.order_by(None).order_by(metrics_table.c.id), tags)
             for record in records:
                 if record.partition_id != exclude_partition and isinstance(record.value, float):
-                    time = record.partition_ts or record.dataset_time
-                    failed = record.constraint_status == "Failure"
-                    points[record.partition_id] = (time, record.value, failed)
+                    points[record.partition_id] = (
+                        record.partition_ts or record.dataset_time,
+                        record,
+                    )
         else:
             for record in self._fetch(statement, tags):
                 if isinstance(record.value, float):
-                    failed = record.constraint_status == "Failure"
-                    points[record.dataset_time] = (record.dataset_time, record.value, failed)
-        return sorted(
-            (t, v, failed) for t, v, failed in points.values() if t < before and math.isfinite(v)
-        )
+                    points[record.dataset_time] = (record.dataset_time, record)
+        with self.engine.connect() as connection:
+            expected = expected_ids(connection, analyzer_key(analyzer), source_table)
+        found = []
+        for time, record in sorted(points.values(), key=lambda p: (p[0], p[1].id or 0)):
+            value = float(record.value)  # type: ignore[arg-type]
+            if time < before and math.isfinite(value):
+                record = replace(record, expected=record.id in expected)
+                failed = record.constraint_status == "Failure" and not record.expected
+                found.append((record, value, failed))
+        return found
 
     def _fetch(self, statement: sa.Select, tags: Mapping[str, str] | None) -> list[MetricRecord]:
         with self.engine.connect() as connection:
@@ -285,6 +370,7 @@ def _record(row: Mapping[str, Any]) -> MetricRecord:
         check_status=row["check_status"],
         constraint_name=row["constraint_name"],
         constraint_status=row["constraint_status"],
+        id=row["id"],
     )
 
 

@@ -1,10 +1,11 @@
-"""`dq`: list checks, see what is due, run checks, run the local scheduler, read history, write
-the DAG manifest and the HTML report, manage silences, validate check definitions, check a
-worker's environment (`dq doctor`). Exit codes (scheduling/cli/exits.py): 0 all passed or tolerated,
-1 a check FAILED (`dq validate`: a check definition has a problem), 2 usage error, 3 a check
-could not run (a broken definition included), 4 the project database was unavailable (outcomes
-spooled), 5 `dq run --full` found an incremental check whose stored states drifted, 70 dq itself
-crashed (one line on stderr, the traceback in $DQ_STATE_DIR/logs/dq.log)."""
+"""`dq`: list checks, see what is due, run checks, run the local scheduler, read history (and
+annotate it for anomaly detection), write the DAG manifest and the HTML report, manage silences,
+triage incidents, validate check definitions, check a worker's environment (`dq doctor`), serve
+Slack triage and the live pages (`dq serve`). Exit codes (scheduling/cli/exits.py): 0 all passed
+or tolerated, 1 a check FAILED (`dq validate`: a check definition has a problem), 2 usage error,
+3 a check could not run (a broken definition included), 4 the project database was unavailable
+(outcomes spooled), 5 `dq run --full` found an incremental check whose stored states drifted, 70
+dq itself crashed (one line on stderr, the traceback in $DQ_STATE_DIR/logs/dq.log)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from scheduling.cli.annotate import add_annotate_options
+from scheduling.cli.backtest import add_backtest_commands
 from scheduling.cli.console import Style, outcome_lines
 from scheduling.cli.exits import (
     EXIT_ERROR,
@@ -22,8 +25,10 @@ from scheduling.cli.exits import (
     EXIT_OK,
     EXIT_USAGE,
 )
+from scheduling.cli.incident import add_incident_commands
 from scheduling.cli.project import Project
 from scheduling.cli.run import add_run_commands
+from scheduling.cli.serve import add_serve_commands
 from scheduling.cli.silence import add_silence_commands
 from scheduling.cli.times import iso_text, parse_time
 
@@ -42,11 +47,27 @@ def _cmd_list(args: argparse.Namespace) -> int:
 def _cmd_history(args: argparse.Namespace) -> int:
     from scheduling.history import history
 
-    records = history(args.project.settings.engine, args.check, limit=args.limit)
+    words = list(args.check)
+    if words[:1] == ["annotate"]:
+        from scheduling.cli.annotate import annotate_command
+
+        return annotate_command(args, words)
+    if len(words) > 1:
+        print("dq history: one check at a time (or: dq history annotate CHECK)", file=sys.stderr)
+        return EXIT_USAGE
+    check = words[0] if words else None
+    records = history(args.project.settings.engine, check, limit=args.limit)
     lines = outcome_lines([r.outcome for r in records], style=Style.of(sys.stdout))
     for record, line in zip(records, lines, strict=True):
         window = record.window_end.isoformat() if record.window_end else "manual"
         print(f"{window:32} {line}")
+        for annotation in record.annotations:
+            print(f"{'':32}   annotated {annotation}")
+    if check is not None:
+        from scheduling.cli.annotate import period_lines
+
+        for line in period_lines(args.project.settings.engine, check):
+            print(line)
     return EXIT_OK
 
 
@@ -123,9 +144,13 @@ def parser() -> argparse.ArgumentParser:
     listing.add_argument("--at", type=iso_text, help="ISO time (default now)")
     listing.set_defaults(func=_cmd_list)
     add_run_commands(commands)
-    hist = commands.add_parser("history", help="recorded outcomes, newest first")
-    hist.add_argument("check", nargs="?")
+    hist = commands.add_parser(
+        "history",
+        help="recorded outcomes, newest first; `history annotate CHECK` tells anomaly detection",
+    )
+    hist.add_argument("check", nargs="*", metavar="CHECK | annotate CHECK")
     hist.add_argument("--limit", type=int, default=20)
+    add_annotate_options(hist)
     hist.set_defaults(func=_cmd_history)
     ready = commands.add_parser("ready", help="whether a guarded asset passed quality (exit 0/1)")
     ready.add_argument("asset")
@@ -144,6 +169,9 @@ def parser() -> argparse.ArgumentParser:
     report.add_argument("--at", type=iso_text, help="ISO time of the report (default now)")
     report.set_defaults(func=_cmd_report)
     add_silence_commands(commands)
+    add_backtest_commands(commands)
+    add_incident_commands(commands)
+    add_serve_commands(commands)
     validate = commands.add_parser(
         "validate", help="import every check module and list definition problems (exit 1 if any)"
     )
@@ -183,4 +211,3 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INFRA
-

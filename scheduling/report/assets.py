@@ -67,6 +67,7 @@ ol.timeline li::before{content:"";position:absolute;left:-6px;top:.55rem;width:1
 border-radius:50%;background:var(--bad)}
 ol.timeline li.resolved::before{background:var(--ok)}
 ol.timeline li.escalated::before{background:#e36c09}
+ol.timeline li.person::before{background:var(--line)}
 .legend span{margin-right:1rem}.legend i{display:inline-block;width:9px;height:9px;
 border-radius:50%;margin-right:.3rem}
 """
@@ -76,33 +77,37 @@ JS = """
   "use strict";
   var data = JSON.parse(document.getElementById("report-data").textContent);
   var bar = document.getElementById("filters");
-  var selects = bar.querySelectorAll("select");
-  var count = document.getElementById("shown");
-  var ids = Object.keys(data.checks);
+  if (bar) { filters(bar); }
 
-  function apply() {
-    var want = {};
-    selects.forEach(function (s) { want[s.name] = s.value; });
-    var shown = 0;
-    ids.forEach(function (id) {
-      var c = data.checks[id];
-      var ok = (!want.owner || c.owner === want.owner) &&
-        (!want.tag || c.tags.indexOf(want.tag) >= 0) &&
-        (!want.status || c.status === want.status);
-      document.querySelectorAll('[data-check="' + id + '"]').forEach(function (el) {
-        el.hidden = !ok;
+  function filters(bar) {
+    var selects = bar.querySelectorAll("select");
+    var count = document.getElementById("shown");
+    var ids = Object.keys(data.checks);
+
+    function apply() {
+      var want = {};
+      selects.forEach(function (s) { want[s.name] = s.value; });
+      var shown = 0;
+      ids.forEach(function (id) {
+        var c = data.checks[id];
+        var ok = (!want.owner || c.owner === want.owner) &&
+          (!want.tag || c.tags.indexOf(want.tag) >= 0) &&
+          (!want.status || c.status === want.status);
+        document.querySelectorAll('[data-check="' + id + '"]').forEach(function (el) {
+          el.hidden = !ok;
+        });
+        if (ok) { shown += 1; }
       });
-      if (ok) { shown += 1; }
+      count.textContent = shown + " of " + ids.length + " checks shown";
+    }
+    selects.forEach(function (s) { s.addEventListener("change", apply); });
+    document.getElementById("reset").addEventListener("click", function () {
+      selects.forEach(function (s) { s.value = ""; });
+      apply();
     });
-    count.textContent = shown + " of " + ids.length + " checks shown";
-  }
-  selects.forEach(function (s) { s.addEventListener("change", apply); });
-  document.getElementById("reset").addEventListener("click", function () {
-    selects.forEach(function (s) { s.value = ""; });
+    bar.hidden = false;
     apply();
-  });
-  bar.hidden = false;
-  apply();
+  }
 
   var tip = document.getElementById("tip");
   document.querySelectorAll("svg[data-plot]").forEach(function (svg) {

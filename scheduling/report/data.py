@@ -1,5 +1,6 @@
 """What the report shows, read from the project database: each check's runs, its incidents as
-timelines (opened, escalated, resolved) and the latest link to its failing rows."""
+timelines (opened, escalated, what people did to them, resolved) and the latest link to its
+failing rows."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from alerting.model import NotifyReason
-from alerting.tables import incidents, notifications, runs
+from alerting.tables import incident_events, incidents, notifications, runs
 from checkers.levels import AlertLevel
 from checkers.outcome import CheckOutcome
 from checkers.project_db import as_utc
@@ -29,8 +30,9 @@ class Run:
 @dataclass(frozen=True)
 class IncidentEvent:
     at: dt.datetime
-    what: str  # opened | escalated | lowered | resolved
+    what: str  # opened | escalated | lowered | resolved | person (a triage action)
     level: AlertLevel | None
+    detail: str = ""  # a triage action in words: "Acknowledged by @ana, from slack"
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,21 @@ def _notices(engine: Engine) -> tuple[dict[int, list[IncidentEvent]], dict[str, 
     return {key: list(events.values()) for key, events in changes.items()}, links
 
 
+def _actions(engine: Engine) -> dict[int, list[IncidentEvent]]:
+    """What people did to each incident (acknowledge, snooze, expected), from its event log."""
+    found: dict[int, list[IncidentEvent]] = defaultdict(list)
+    t = incident_events
+    query = sa.select(t.c.incident_id, t.c.at, t.c.detail, t.c.source).order_by(t.c.id)
+    with engine.connect() as connection:
+        for incident_id, at, detail, source in connection.execute(query):
+            moment = as_utc(at)
+            assert moment is not None
+            found[incident_id].append(
+                IncidentEvent(moment, "person", None, f"{detail}, from {source}")
+            )
+    return found
+
+
 def _effective(stored: object, events: list[IncidentEvent]) -> AlertLevel | None:
     """The incident's `effective_level` column where the database has it, else the level its
     receivers last heard (escalation included)."""
@@ -120,9 +137,10 @@ def _stories(
     stories: dict[str, list[IncidentStory]] = defaultdict(list)
     with engine.connect() as connection:
         rows = connection.execute(sa.select(incidents).order_by(incidents.c.opened_at)).all()
+    actions = _actions(engine)
     for row in rows:
         record = row._mapping
-        events = changes.get(record["id"], [])
+        events = changes.get(record["id"], []) + actions.get(record["id"], [])
         opened = as_utc(record["opened_at"])
         assert opened is not None
         if not any(event.what == "opened" for event in events):

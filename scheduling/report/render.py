@@ -23,7 +23,7 @@ from scheduling.report.sections import (
 )
 
 e = html.escape
-__all__ = ["render_report", "write_report"]
+__all__ = ["page", "render_report", "report_body", "write_report"]
 
 
 def _anchors(checks: list[CheckHistory]) -> dict[str, tuple[str, str]]:
@@ -88,16 +88,11 @@ LEGEND = (
 )
 
 
-def render_report(
-    engine: Engine,
-    *,
-    now: dt.datetime,
-    title: str = "dq-checkers report",
-    base: Path | None = None,
-) -> str:
-    """The page. `base` is the directory the page will be written to: links to local files are
-    made relative to it."""
-    checks = load_histories(engine, now=now)
+def report_body(
+    checks: list[CheckHistory], *, base: Path | None
+) -> tuple[str, dict[str, object]]:
+    """The report's content (latest outcomes, filters, a section per check) and the data its
+    script reads; the live pages (scheduling/serve) show it too."""
     anchors = _anchors(checks)
     plots: dict[str, list[list[object]]] = {}
     sections = []
@@ -123,23 +118,48 @@ def render_report(
         },
         "plots": plots,
     }
-    runs = sum(len(check.runs) for check in checks)
-    return (
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-        "<meta name='viewport' content='width=device-width,initial-scale=1'>"
-        f"<title>{e(title)}</title><style>{CSS}</style></head><body><main>"
-        f"<h1>{e(title)}</h1><p class='muted'>Generated {now:%Y-%m-%d %H:%M} UTC from "
-        f"{runs:,} runs of {len(checks)} checks.</p>"
-        + _cards(checks)
+    body = (
+        _cards(checks)
         + _filters(checks)
         + "<h2>Latest outcome per check</h2>"
         + (latest_table(checks, anchors) if checks else "<p>No runs recorded yet.</p>")
         + "<h2>Checks</h2>"
         + LEGEND
         + "".join(sections)
+    )
+    return body, data
+
+
+def page(title: str, body: str, data: dict[str, object]) -> str:
+    """A whole page: inline style, `body`, the hover tip, `data` as JSON and the script."""
+    return (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width,initial-scale=1'>"
+        f"<title>{e(title)}</title><style>{CSS}</style></head><body><main>"
+        + body
         + '</main><div id="tip" role="tooltip" hidden></div>'
         f'<script type="application/json" id="report-data">{json_block(data)}</script>'
         f"<script>{JS}</script></body></html>"
+    )
+
+
+def render_report(
+    engine: Engine,
+    *,
+    now: dt.datetime,
+    title: str = "dq-checkers report",
+    base: Path | None = None,
+) -> str:
+    """The page. `base` is the directory the page will be written to: links to local files are
+    made relative to it."""
+    checks = load_histories(engine, now=now)
+    body, data = report_body(checks, base=base)
+    runs = sum(len(check.runs) for check in checks)
+    return page(
+        title,
+        f"<h1>{e(title)}</h1><p class='muted'>Generated {now:%Y-%m-%d %H:%M} UTC from "
+        f"{runs:,} runs of {len(checks)} checks.</p>" + body,
+        data,
     )
 
 

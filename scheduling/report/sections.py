@@ -175,6 +175,9 @@ def _sample(check: CheckHistory, base: Path | None) -> str:
 def _incident(story: IncidentStory) -> str:
     items = []
     for event in story.events:
+        if event.detail:  # what a person did: their words are data, escaped
+            items.append(f'<li class="person">{e(when(event.at))}: {e(event.detail)}</li>')
+            continue
         level = f", level {event.level.name}" if event.level is not None else ""
         if event.what in ("escalated", "lowered") and event.level is not None:
             level = f" to {event.level.name}"

@@ -28,6 +28,7 @@ from checkers.project_db import utc_now
 from checkers.shipping import ship_checks
 from checkers.spark import spark_session
 from checks.base import QualityCheck
+from scheduling.tick.anomaly_feedback import attach_feedback
 from scheduling.tick.incremental import (
     PartitionPlan,
     PartitionWork,
@@ -71,6 +72,7 @@ class Pending:
     partitions: PartitionPlan | None = None  # an incremental check's partitions this run
     result: CheckerResult | None = None
     given: Data | None = None  # ready data (tests), bypassing the check's parsers
+    mutes: Sequence[object] = ()  # the settings' mutes: maintenance windows shape anomaly training
 
 
 @dataclass
@@ -104,15 +106,17 @@ def prepare(
     deadline_s: float = DEFAULT_DEADLINE_S,
     partitions: PartitionStore | None = None,
     full: bool = False,
+    mutes: Sequence[object] = (),
 ) -> Evaluation:
     """Each check's instance and sources; for an incremental check, the partitions to read (its
-    source becomes those only). `data` maps check names to ready data, bypassing their parsers."""
+    source becomes those only). `data` maps check names to ready data, bypassing their parsers.
+    `mutes`: the maintenance windows among them leave their points out of anomaly training."""
     started_at = now or utc_now()
     session = spark or SparkSession.getActiveSession() or spark_session()
     ship_checks(session, [check.__module__ for check in checks])  # Python predicates' modules
     given = dict(data or {})
     evaluation = Evaluation(
-        [Pending(c, c(now=started_at), given=given.get(c.name)) for c in checks],
+        [Pending(c, c(now=started_at), given=given.get(c.name), mutes=mutes) for c in checks],
         session,
         started_at,
         deadline_s,
@@ -165,6 +169,7 @@ def _build_checker(item: Pending, data: Data) -> None:
         item.error = f"building the checker failed: {_describe(exc)}"
     if isinstance(item.checker, Checker):
         item.checker.sample_size = item.check.sample_size  # sampled in the engine's pass
+        attach_feedback(item.checker, item.check, item.mutes)
         if item.partitions is not None:
             stable_checker(item.checker, item.check)
 

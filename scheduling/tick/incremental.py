@@ -41,6 +41,7 @@ from checkers.parsers import PARTITION_COLUMN, Parser, Partition, PartitionColum
 from checkers.tolerances import Tolerance
 from checks.base import QualityCheck
 from checks.incremental import partition_order
+from scheduling.tick.day_one import backfill_history
 from scheduling.tick.partition_store import Known, PartitionStore
 
 
@@ -393,6 +394,7 @@ def _record_partitions(
     history = getattr(checker, "history", None)
     if not isinstance(checker, MetricChecker) or history is None or not history.save:
         return
+    backfill_history(checker, work.partitions.scope, work.partitions.stored)
     newest = None
     for partition in sorted(work.partitions.changed, key=partition_order):
         states = fresh[partition.key]

@@ -28,6 +28,7 @@ from scheduling.outage import replay_spool as replay
 from scheduling.outage import tolerated
 from scheduling.settings import Settings
 from scheduling.tick.evaluate import Evaluation, judge_all, load, prepare, run_engine
+from scheduling.tick.known_broken import with_stored_keys
 from scheduling.tick.readiness import publish_readiness as publish
 from scheduling.tick.record import Subject, save_failing_rows
 from scheduling.tick.record import record as record_one
@@ -130,18 +131,23 @@ def claim_windows(state: TickState) -> None:
 
 def load_sources(state: TickState) -> None:
     """Each check's sources (an incremental check's new and changed partitions), each distinct
-    source loaded once, concurrently, within its deadline."""
+    source loaded once, concurrently, within its deadline; a check with keys known broken in
+    the project database (alerting.triage) excuses them."""
     if not state.checks:
         return
     count = len(state.checks)
     state.request.progress(f"evaluating {count} check{'' if count == 1 else 's'}")
     settings = state.settings
+    if settings.database_error is None:  # keys triage said are known broken, excused this run
+        with settings.engine.connect() as connection:
+            state.checks = with_stored_keys(state.checks, connection, state.now)
     state.evaluation = prepare(
         state.checks,
         spark=state.request.spark,  # type: ignore[arg-type]
         now=state.now,
         deadline_s=settings.source_deadline_s,
         partitions=settings.partition_store(),
+        mutes=settings.mutes,
     )
     load(state.evaluation, parallelism=settings.load_parallelism)
 

@@ -11,6 +11,7 @@ from dataclasses import replace
 from sqlalchemy.engine import Connection
 
 from alerting import record_outcome
+from alerting.model import RUNBOOK_LINK
 from checkers.outcome import CheckOutcome
 from checks import QualityCheck
 from checks.problems import DefinitionProblem
@@ -48,6 +49,9 @@ def record(
     links = {}
     if rows is not None and outcome.failing_rows:
         links[rows.label] = rows.link(outcome.failing_rows)
+    runbook = getattr(subject, "runbook", None)
+    if isinstance(runbook, str) and runbook:
+        links[RUNBOOK_LINK] = runbook
     policy = settings.policy_for(subject)
 
     def in_transaction(connection: Connection) -> None:
@@ -59,6 +63,7 @@ def record(
             window=window,
             mutes=settings.mutes,
             links=links,
+            page_url=settings.serve_url,
         )
         claimed.done(connection, subject.name, run.run_id, outcome.status.value)
 

@@ -91,6 +91,7 @@ class SlackStandIn:
         self.token = token
         self.delay_s = delay_s
         self.messages: list[SlackMessage] = []
+        self.views: list[dict] = []  # modals opened with views.open
         self.calls: list[tuple[str, dict]] = []
         self.faults: list[tuple[int, str | None]] = []
         self.down = False
@@ -161,6 +162,14 @@ class SlackStandIn:
                 if not found:
                     return 200, {"ok": False, "error": "thread_not_found"}, {}
                 return 200, self._listing(found, body), {}
+            if method == "views.open":  # a modal (triage's "expected" reason), kept as given
+                if isinstance(body.get("view"), str):  # form-encoded: the view as JSON text
+                    body = {**body, "view": json.loads(body["view"])}
+                if not body.get("trigger_id") or not isinstance(body.get("view"), dict):
+                    return 200, {"ok": False, "error": "invalid_arguments"}, {}
+                view_id = f"V{next(self._ts):08d}"
+                self.views.append({**body["view"], "id": view_id, "trigger_id": body["trigger_id"]})
+                return 200, {"ok": True, "view": {**body["view"], "id": view_id}}, {}
             return 200, {"ok": False, "error": "unknown_method"}, {}
 
     @staticmethod

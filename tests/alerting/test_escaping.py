@@ -65,7 +65,8 @@ def test_link_urls_cannot_break_out_of_the_link():
             "trap": "javascript:alert(1)",
         },
     )
-    [context] = slack_calls(n, {}, "C0DQ")[0].args["blocks"][-1]["elements"]  # type: ignore[index]
+    blocks = slack_calls(n, {}, "C0DQ")[0].args["blocks"]
+    [context] = next(b for b in blocks if b["type"] == "context")["elements"]  # type: ignore[union-attr]
     text = context["text"]
     assert "<https://dq.example.com/rows/a%7C%3C!channel%3E/b%20c.jsonl?x=1&amp;y=2|rows>" in text
     assert "<https://dq.example.com/ok|label &lt;!here&gt;>" in text

@@ -20,7 +20,7 @@ POLICY = EscalationPolicy(routes={"console": AlertLevel.WARNING, "file": AlertLe
 
 
 class BrokenMute:
-    def mutes(self, check, now):
+    def mutes(self, check, now, fingerprint=""):
         raise RuntimeError("mute store unreachable")
 
 

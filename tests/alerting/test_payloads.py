@@ -153,3 +153,89 @@ def test_failing_keys_described_against_the_list():
         failing_keys=hundred, failing_keys_distinct=7059, failing_keys_approximate=True
     ) == ("about 7,059 distinct keys (estimated; first 100 listed)")
     assert described(failing_keys=(), failing_keys_distinct=12) == "12 distinct keys (not listed)"
+
+
+def _actions(blocks: object) -> dict[str, dict]:
+    """action_id -> element of the message's actions blocks."""
+    return {
+        element["action_id"]: element
+        for block in blocks  # type: ignore[attr-defined]
+        if block["type"] == "actions"
+        for element in block["elements"]
+    }
+
+
+def test_triage_buttons_snapshots():
+    with_runbook = replace(
+        notification(), links={**notification().links, "Runbook": "https://wiki.example.com/rb"}
+    )
+    [root] = slack_calls(with_runbook, {}, "C0DQ")
+    matches_snapshot("slack_new_with_runbook", root.__dict__)
+    buttons = _actions(root.args["blocks"])
+    assert list(buttons) == ["acknowledge", "snooze", "expected", "runbook"]
+    assert buttons["acknowledge"]["value"] == buttons["expected"]["value"] == "42"
+    assert [o["value"] for o in buttons["snooze"]["options"]] == [
+        "42:1h",
+        "42:4h",
+        "42:24h",
+        "42:7d",
+    ]
+    assert buttons["runbook"]["url"] == "https://wiki.example.com/rb"
+    assert "Runbook" not in json.dumps(root.args["blocks"][:-1])  # a button, not a context link
+    assert list(_actions(slack_calls(notification(), {}, "C0DQ")[0].args["blocks"])) == [
+        "acknowledge",
+        "snooze",
+        "expected",
+    ]  # no runbook declared: no runbook button
+
+
+def test_the_level_raising_reply_carries_the_buttons_and_a_resolution_none():
+    thread = {"channel": "C0DQ", "ts": "1700000000.000001"}
+    reply, edit = slack_calls(notification(NotifyReason.LEVEL_RAISED), thread, "C0DQ")
+    assert list(_actions(reply.args["blocks"])) == ["acknowledge", "snooze", "expected"]
+    assert list(_actions(edit.args["blocks"])) == ["acknowledge", "snooze", "expected"]
+    repeat, _ = slack_calls(notification(NotifyReason.REPEAT), thread, "C0DQ")
+    assert "blocks" not in repeat.args
+    for call in slack_calls(notification(NotifyReason.RESOLVED), thread, "C0DQ"):
+        assert _actions(call.args.get("blocks", [])) == {}
+
+
+def test_an_acknowledgement_replies_edits_the_root_and_acknowledges_pagerduty():
+    thread = {"channel": "C0DQ", "ts": "1700000000.000001"}
+    n = replace(
+        notification(NotifyReason.ACKNOWLEDGED),
+        acknowledged_by="ana <b>",
+        note="Acknowledged by @ana <b>",
+    )
+    reply, edit = slack_calls(n, thread, "C0DQ")
+    assert reply.args["text"] == ":eyes: Acknowledged by @ana &lt;b&gt;"
+    assert ":eyes: Acknowledged by @ana &lt;b&gt;" in json.dumps(edit.args["blocks"])
+    assert list(_actions(edit.args["blocks"])) == ["snooze", "expected"]  # acknowledged already
+    matches_snapshot("pagerduty_acknowledge", pagerduty_event(n, "ROUTINGKEY"))
+
+
+def test_button_values_read_back():
+    from alerting.receivers.slack_actions import parse_snooze, parse_value
+
+    assert parse_value("42") == 42
+    assert parse_snooze("42:24h") == (42, dt.timedelta(hours=24))
+    assert parse_snooze("7:7d") == (7, dt.timedelta(days=7))
+    for bad in ("42:3h", "x:1h", "42"):
+        with pytest.raises(ValueError):
+            parse_snooze(bad)
+    with pytest.raises(ValueError):
+        parse_value("-1")
+
+
+def test_email_tells_an_acknowledgement_and_a_resolution_as_expected():
+    ack = replace(
+        notification(NotifyReason.ACKNOWLEDGED), acknowledged_by="ana", note="Acknowledged by @ana"
+    )
+    subject = email_parts(ack)["headers"]["Subject"]  # type: ignore[index]
+    assert subject.endswith("- Acknowledged by @ana: 3 of 120 elements failing (2.50%)")
+    expected = replace(
+        notification(NotifyReason.RESOLVED), note="Marked expected by @ana: the backfill"
+    )
+    text = email_parts(expected)["bodies"]["text/plain"]  # type: ignore[index]
+    assert text.startswith("Resolved: Marked expected by @ana: the backfill.")
+    assert pagerduty_event(expected, "KEY")["event_action"] == "resolve"

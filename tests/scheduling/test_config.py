@@ -17,6 +17,7 @@ READERS = {
     "scheduling/config.py": "the one reader",
     "scheduling/cli/console.py": "NO_COLOR and TERM, the terminal's conventions",
     "scheduling/cli/silence.py": "USER, who adds a silence",
+    "scheduling/cli/incident.py": "USER, who acts on an incident",
 }
 
 

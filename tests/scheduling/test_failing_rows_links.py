@@ -1,17 +1,19 @@
 """Alerts link to a run's failing rows where they are published (a base URL), else to a file
 on the worker and say so; the outcome records the rows' path under the failing-rows directory,
-so a report can link to them relatively."""
+so a report can link to them relatively. Alerts also link to the incident's page on `dq serve`
+(DQ_SERVE_URL) and to the check's runbook."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
 
+import pytest
 import sqlalchemy as sa
 
 from alerting import EscalationPolicy, FailingRowsLog
 from alerting.receivers import FileReceiver
-from alerting.tables import runs
+from alerting.tables import incidents, runs
 from checkers import AlertLevel, CheckOutcome
 from scheduling.runner import run_checks
 from scheduling.schema import project_database
@@ -52,3 +54,38 @@ def test_unpublished_rows_are_linked_as_a_local_file_and_labelled_so(spark, tmp_
     [(label, url)] = links.items()
     assert label.startswith("failing rows (a file on ") and "DQ_FAILING_ROWS_URL" in label
     assert url == (tmp_path / "failing" / RELATIVE).as_uri() and outcome.failing_rows == RELATIVE
+
+
+class LateOrdersWithRunbook(LateOrders, register=False):
+    name = "late_orders"
+    runbook = "https://wiki.example.com/late-orders"
+
+
+def test_alerts_link_to_the_incident_page_and_the_checks_runbook(spark, tmp_path):
+    engine = project_database(f"sqlite:///{tmp_path / 'dq.db'}")
+    alerts = tmp_path / "alerts.jsonl"
+    settings = Settings(
+        engine,
+        {"file": FileReceiver("file", alerts)},
+        EscalationPolicy(routes={"file": AlertLevel.WARNING}),
+        serve_url="https://dq.example.com",
+    )
+    run_checks([LateOrdersWithRunbook], now=T0, settings=settings, spark=spark)
+    with engine.connect() as connection:
+        incident_id = connection.execute(sa.select(incidents.c.id)).scalar()
+    engine.dispose()
+    links = json.loads(alerts.read_text().splitlines()[-1])["links"]
+    assert links["Incident page"] == f"https://dq.example.com/incidents/{incident_id}"
+    assert links["Runbook"] == "https://wiki.example.com/late-orders"
+
+
+def test_the_serve_url_is_read_once_and_refused_when_not_http(tmp_path):
+    from scheduling.config import Config
+    from scheduling.settings import serve_url
+
+    assert serve_url(Config.from_environment({"DQ_SERVE_URL": "https://dq.example.com/"})) == (
+        "https://dq.example.com"
+    )
+    assert serve_url(Config.from_environment({})) is None
+    with pytest.raises(ValueError, match="DQ_SERVE_URL must be the http"):
+        serve_url(Config.from_environment({"DQ_SERVE_URL": "dq.example.com"}))

@@ -117,6 +117,8 @@ def test_a_wave2_database_migrates_and_keeps_working(wave2, spark):
     assert sizes == [(WRITTEN_AT, 7.0)]  # wave 2's row, read back by today's code
     everything = repository.query(source_table=VIEW, tags=SERIES)
     assert [r.dataset_time for r in everything] == [WRITTEN_AT, NEXT_TICK]
+    with engine.connect() as connection:  # migration 11: periods annotated on a check's history
+        assert sa.inspect(connection).has_table("dq_metric_periods")
 
     states = metrics_for_view(
         SqlStateStore(url, frequency_root=wave2 / "freq"),
