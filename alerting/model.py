@@ -126,6 +126,7 @@ class NotifyReason(StrEnum):
     REPEAT = "repeat"
     RESOLVED = "resolved"
     ACKNOWLEDGED = "acknowledged"  # someone acknowledged the incident (triage)
+    ALSO_FAILING = "also_failing"  # a check this incident explains fails too (inhibition)
 
 
 #: The key in Notification.links of the check's runbook (a link button in Slack).

@@ -45,6 +45,17 @@ class IncidentStore:
         )
         return None if row is None else incident_from_row(row)
 
+    def open_of_checks(self, checks: Sequence[str]) -> dict[str, Incident]:
+        """Each of `checks` with an open incident: its earliest opened one (of any scope)."""
+        if not checks:
+            return {}
+        rows = self.connection.execute(
+            sa.select(incidents)
+            .where(incidents.c.status == "open", incidents.c.check_name.in_(sorted(set(checks))))
+            .order_by(incidents.c.id.desc())
+        ).mappings()
+        return {row["check_name"]: incident_from_row(row) for row in rows}
+
     def get(self, incident_id: int) -> Incident:
         row = self.connection.execute(sa.select(incidents).where(incidents.c.id == incident_id))
         return incident_from_row(row.mappings().one())
@@ -221,6 +232,17 @@ class NotificationStore:
             return None
         links: dict[str, str] = json.loads(latest.payload).get("links") or {}
         return links
+
+    def held_back_because(self, incident_id: int, thread: ReceiverThread) -> str | None:
+        """Why the thread's latest notification was suppressed (the mute or inhibition)."""
+        reason = self.connection.execute(
+            sa.select(notifications.c.last_error).where(
+                notifications.c.incident_id == incident_id,
+                notifications.c.receiver == thread.receiver,
+                notifications.c.sequence == thread.sequence,
+            )
+        ).scalar()
+        return None if reason is None else str(reason)
 
     def settle_suppressed(self, incident_id: int, receiver: str, status: str) -> None:
         """Give the receiver's suppressed rows of the incident `status`: nothing is left to tell."""

@@ -33,8 +33,11 @@ def dedup_key(n: Notification) -> str:
     return incident_dedup_key(n.fingerprint)
 
 
-def pagerduty_event(n: Notification, routing_key: str) -> dict[str, object]:
-    """The Events API v2 body for `n` (pure)."""
+def pagerduty_event(n: Notification, routing_key: str) -> dict[str, object] | None:
+    """The Events API v2 body for `n` (pure); None for a note PagerDuty has no event for (the
+    checks an inhibition holds back: the incident already pages once)."""
+    if n.reason is NotifyReason.ALSO_FAILING:
+        return None
     if n.resolved:
         return {"routing_key": routing_key, "dedup_key": dedup_key(n), "event_action": "resolve"}
     if n.reason is NotifyReason.ACKNOWLEDGED:
@@ -115,7 +118,10 @@ class PagerDutyReceiver:
                 error=f"environment variable {self.routing_key_env} "
                 "(PagerDuty routing key) is not set",
             )
-        body = json.dumps(pagerduty_event(notification, key)).encode()
+        event = pagerduty_event(notification, key)
+        if event is None:
+            return Delivery(ok=True, steps_done=1, thread={"dedup_key": dedup_key(notification)})
+        body = json.dumps(event).encode()
         request = urllib.request.Request(
             self.url, data=body, method="POST", headers={"Content-Type": "application/json"}
         )

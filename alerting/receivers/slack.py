@@ -106,6 +106,8 @@ def root_blocks(n: Notification) -> list[dict[str, object]]:
 def reply_text(n: Notification) -> str:
     if n.reason is NotifyReason.ACKNOWLEDGED:
         return f":eyes: {escape(n.note or 'Acknowledged')}"
+    if n.reason is NotifyReason.ALSO_FAILING:
+        return f":link: {escape(headline(n))}"
     state = "RESOLVED" if n.resolved else n.level.name
     lines = [f"{LEVEL_EMOJI[state]} {escape(headline(n))}"]
     if not n.resolved and (n.outcome.failing_keys or n.outcome.failing_keys_distinct):
@@ -145,6 +147,8 @@ def slack_calls(n: Notification, thread: Thread, channel: str) -> list[SlackCall
     reply: dict[str, object] = {**where, "thread_ts": thread["ts"], "text": said}
     if n.reason is NotifyReason.LEVEL_RAISED:
         reply["reply_broadcast"] = True
+    if n.reason is NotifyReason.ALSO_FAILING:  # a line in the thread; the root stays as it is
+        return [SlackCall("chat.postMessage", reply)]
     actions = actions_block(n) if carries_buttons(n) else None
     if actions is not None:
         text = {"type": "section", "text": {"type": "mrkdwn", "text": _limit(said, 3000)}}
