@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.engine import Connection, Engine
 
-from alerting.inhibition import InhibitRule, inhibit, inhibition_of
+from alerting.grouping import group_key
+from alerting.groups import join_group
+from alerting.inhibition import InhibitRule, inhibit, inhibited, inhibition_of
 from alerting.model import (
     Alert,
     Incident,
@@ -81,11 +83,14 @@ def record_outcome(
     links: dict[str, str] | None = None,
     page_url: str | None = None,
     inhibit_rule: InhibitRule | None = None,
+    source: str | None = None,
 ) -> Recorded:
     """Record `outcome` (run row, incident, outbox) in `connection`'s transaction. With
     `page_url` (DQ_SERVE_URL) the notifications link to the incident's page. With
     `inhibit_rule`, an open incident of one of its inhibitors holds the notifications back
-    (written suppressed) and a newly opened incident is listed in the inhibitor's thread."""
+    (written suppressed) and a newly opened incident is listed in the inhibitor's thread. A
+    newly opened incident joins its group of this moment when the policy groups (`group_by`;
+    `source` is what the check reads, for grouping by source)."""
     run_id = insert_run(connection, outcome, window)
     incidents, outbox = IncidentStore(connection), NotificationStore(connection)
     alert = Alert.from_outcome(outcome)
@@ -107,9 +112,15 @@ def record_outcome(
     )
     incidents.keep_level(incident, notices.level)
     notices = _inhibited(connection, incident, change, notices, inhibit_rule, now)
+    folded: set[str] = set()
+    key = group_key(policy.group_by, outcome, source)
+    held = any(inhibited(d.muted) for d in notices.decisions)
+    if key is not None and change is IncidentChange.OPENED and not held:
+        decisions, folded = join_group(connection, incident, notices.decisions, key)
+        notices = Notices(notices.level, decisions)
     for decision in notices.decisions:
         if decision.notification is not None:
-            outbox.enqueue(decision)
+            outbox.enqueue(decision, grouped=decision.receiver in folded)
     recorded.enqueued, recorded.suppressed = notices.enqueued, notices.suppressed
     return recorded
 
@@ -150,6 +161,7 @@ def handle_outcome(
     links: dict[str, str] | None = None,
     page_url: str | None = None,
     inhibit_rule: InhibitRule | None = None,
+    source: str | None = None,
 ) -> Recorded:
     """`record_outcome` in a transaction of its own."""
     return record_in_transaction(
@@ -164,5 +176,6 @@ def handle_outcome(
             links=links,
             page_url=page_url,
             inhibit_rule=inhibit_rule,
+            source=source,
         ),
     )

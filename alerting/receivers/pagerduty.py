@@ -8,10 +8,11 @@ import json
 import os
 import urllib.error
 import urllib.request
+from dataclasses import asdict
 
 from alerting.model import PAGE_LINK, Notification, NotifyReason
 from alerting.receivers.base import Delivery, Thread
-from alerting.render import headline, linkable, title
+from alerting.render import group_text, headline, linkable, title
 from checkers.env_secrets import env_name
 from checkers.levels import AlertLevel
 
@@ -52,7 +53,7 @@ def pagerduty_event(n: Notification, routing_key: str) -> dict[str, object] | No
         "dedup_key": dedup_key(n),
         "event_action": "trigger",
         "payload": {
-            "summary": f"{title(n)}: {headline(n)}"[:1024],
+            "summary": f"{title(n)}: {headline(n)}{group_text(n)}"[:1024],
             "source": f"dq-checkers:{o.check}",
             "severity": SEVERITY[n.level],
             "timestamp": n.created_at.isoformat(),
@@ -71,6 +72,7 @@ def pagerduty_event(n: Notification, routing_key: str) -> dict[str, object] | No
                 "excused": o.excused,
                 "sample": list(o.sample[:5]),
                 "failing_runs": n.failing_runs,
+                **({"group": [asdict(m) for m in n.members[:50]]} if n.members else {}),
             },
         },
         "links": [

@@ -23,6 +23,7 @@ def silence_command(args: argparse.Namespace) -> int:
         parse_duration,
         store_silence,
     )
+
     now = parse_time(args.at)
     settings = args.project.settings
     if args.action == "add":

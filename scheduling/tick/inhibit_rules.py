@@ -30,6 +30,11 @@ def sources_read(check: type[QualityCheck], now: dt.datetime) -> dict[str, str]:
     return found
 
 
+def source_key(check: type[QualityCheck], now: dt.datetime) -> str | None:
+    """What `check` reads as one key, for grouping by source: its first source's."""
+    return next(iter(sorted(sources_read(check, now))), None)
+
+
 def sources_explained(check: type[QualityCheck], now: dt.datetime) -> dict[str, str]:
     """What an inhibitor's failure explains: what it reads, and the asset it guards."""
     found = sources_read(check, now)

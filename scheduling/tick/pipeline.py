@@ -28,7 +28,7 @@ from scheduling.outage import replay_spool as replay
 from scheduling.outage import tolerated
 from scheduling.settings import Settings
 from scheduling.tick.evaluate import Evaluation, judge_all, load, prepare, run_engine
-from scheduling.tick.inhibit_rules import inhibit_rules
+from scheduling.tick.inhibit_rules import inhibit_rules, source_key
 from scheduling.tick.known_broken import with_stored_keys
 from scheduling.tick.readiness import publish_readiness as publish
 from scheduling.tick.record import Subject, save_failing_rows
@@ -173,6 +173,7 @@ def record(state: TickState) -> None:
     the database is unavailable); a window another run took over is skipped, not recorded."""
     assert state.claimed is not None
     rules = inhibit_rules(state.checks, state.now)
+    sources = {c.name: source_key(c, state.now) for c in state.checks}
     # inhibitors first, so a failure they explain finds their incident of this run open
     order = sorted(state.evaluated, key=lambda pair: not getattr(pair[0], "inhibits", False))
     results = {}
@@ -190,6 +191,7 @@ def record(state: TickState) -> None:
                 state.now,
                 window=window,
                 inhibit_rule=rules.get(subject.name),
+                source=sources.get(subject.name),
             ),
         )
     for subject, evaluated in state.evaluated:  # reported in the run's order

@@ -43,6 +43,7 @@ def record(
     *,
     window: tuple[dt.datetime, dt.datetime] | None,
     inhibit_rule: InhibitRule | None = None,
+    source: str | None = None,
 ) -> bool | Claim:
     """Record the outcome, its incident, outbox rows and done claim in one transaction: True, or
     False when the database is unavailable and the outcome was spooled instead. When our lease ran
@@ -67,6 +68,7 @@ def record(
             links=links,
             page_url=settings.serve_url,
             inhibit_rule=inhibit_rule,
+            source=source,
         )
         claimed.done(connection, subject.name, run.run_id, outcome.status.value)
 
