@@ -11,7 +11,16 @@ from alerting import Alert, NotifyReason, update_incident
 from alerting.inhibition import Inhibitor, InhibitRule, inhibit, inhibited, inhibition_of
 from alerting.stages import Decision
 from checkers import AlertLevel, PredicateSingleDatasetChecker
-from checkers.parsers import CallableParser, CsvParser, ParquetParser, SqlQueryParser, TableParser
+from checkers.parsers import (
+    CallableParser,
+    CsvParser,
+    HttpJsonParser,
+    JdbcParser,
+    ParquetParser,
+    SourceIdentity,
+    SqlQueryParser,
+    TableParser,
+)
 from checks import Guarded, QualityCheck
 from scheduling.tick.inhibit_rules import inhibit_rules
 from tests.alerting.conftest import T0, outcome
@@ -107,3 +116,17 @@ def test_two_inhibitors_over_one_source_may_explain_each_other():
     # the source as each explained check names it
     assert rules["fresh"].inhibitors == (Inhibitor("volume", "flights"),)
     assert rules["volume"].inhibitors == (Inhibitor("fresh", "FLIGHTS"),)
+
+
+def test_source_identities_name_what_is_read_without_secrets():
+    api = HttpJsonParser("https://user:pw@api.example.com/v1/payouts/?token=s3cret")
+    assert api.source_identity() == SourceIdentity(
+        "url:https://api.example.com/v1/payouts/", "payouts"
+    )
+    jdbc = JdbcParser("postgresql+psycopg://dq@db/shop", table="Shop.Orders")
+    assert jdbc.source_identity() == SourceIdentity("table:shop.orders", "Shop.Orders")
+    assert ParquetParser("/lake/flights/").source_identity() == SourceIdentity(
+        "path:/lake/flights", "flights"
+    )
+    assert ParquetParser("s3a://lake/flights/").source_identity().key == "path:s3a://lake/flights"
+    assert CallableParser(lambda spark: None, name="x").source_identity() is None
