@@ -1,6 +1,7 @@
 """The project database's composed schema: one registry over every package's tables, and the
 metric history and engine states brought under migration 9 (created on a fresh database; a
-database that had them keeps them: tests/upgrade), triage's tables and columns by migration 10, grouping's columns by 11."""
+database that had them keeps them: tests/upgrade), triage's tables and columns by migration 10,
+grouping's columns by 11."""
 
 from __future__ import annotations
 
