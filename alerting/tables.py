@@ -108,7 +108,7 @@ notifications = sa.Table(
     sa.Column("level", sa.Integer, nullable=False),
     sa.Column("dedup_key", sa.String(300), nullable=False, unique=True),
     sa.Column("payload", sa.Text, nullable=False),  # the Notification as JSON
-    sa.Column("status", sa.String(20), nullable=False),  # pending | sent | suppressed | failed
+    sa.Column("status", sa.String(20), nullable=False),  # pending|sent|suppressed|grouped|failed
     sa.Column("attempts", sa.Integer, nullable=False, default=0),
     sa.Column("steps_done", sa.Integer, nullable=False, default=0),
     sa.Column("next_attempt_at", UtcDateTime),
