@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from alerting.grouping import GROUP_FIELDS
 from alerting.mutes import Silence
 from alerting.policy import EscalationPolicy
 from alerting.receivers import (
@@ -43,7 +44,13 @@ _NOT_IN_FILE = {"name", "ssl_context"}
 
 #: `checks` is the list of packages holding the checks (read with DQ_CHECKS, checkers.shipping).
 TOP_LEVEL_KEYS = ("checks", "receivers", "policies", "silences", "failing_rows")
-POLICY_KEYS = ("routes", "escalate_after_runs", "escalate_after_minutes", "repeat_every_minutes")
+POLICY_KEYS = (
+    "routes",
+    "escalate_after_runs",
+    "escalate_after_minutes",
+    "repeat_every_minutes",
+    "group_by",
+)
 SILENCE_KEYS = ("check", "starts_at", "ends_at", "comment", "created_by")
 FAILING_ROWS_KEYS = ("directory", "base_url")
 REFERENCE = "docs/configuration.md"
@@ -154,7 +161,17 @@ def _policy(name: str, options: Mapping[str, Any], receivers: Iterable[str]) -> 
         repeat_every=minutes("repeat_every_minutes")
         if "repeat_every_minutes" in options
         else dt.timedelta(hours=4),
+        group_by=_group_by(name, options.get("group_by", [])),
     )
+
+
+def _group_by(policy: str, value: object) -> tuple[str, ...]:
+    if not isinstance(value, list) or any(v not in GROUP_FIELDS for v in value):
+        raise ValueError(
+            f"[policies.{policy}] group_by takes a list of {', '.join(GROUP_FIELDS)}, "
+            f'e.g. group_by = ["owner"]; got {value!r}'
+        )
+    return tuple(value)
 
 
 def _silence(options: Mapping[str, Any]) -> Silence:

@@ -119,6 +119,17 @@ def update_incident(
     return current, IncidentChange.NONE
 
 
+@dataclass(frozen=True)
+class GroupMember:
+    """One more incident on a group's root: a line with its level and link (alerting.grouping)."""
+
+    check: str
+    level: str
+    incident_id: int
+    headline: str
+    link: str = ""
+
+
 class NotifyReason(StrEnum):
     NEW = "new"
     LEVEL_RAISED = "level_raised"
@@ -126,6 +137,7 @@ class NotifyReason(StrEnum):
     REPEAT = "repeat"
     RESOLVED = "resolved"
     ACKNOWLEDGED = "acknowledged"  # someone acknowledged the incident (triage)
+    ALSO_FAILING = "also_failing"  # a check this incident explains fails too (inhibition)
 
 
 #: The key in Notification.links of the check's runbook (a link button in Slack).
@@ -153,6 +165,11 @@ class Notification:
     links: dict[str, str] = field(default_factory=dict)
     acknowledged_by: str | None = None  # shown on the incident's root message
     note: str = ""  # what a person did, for a human: "Acknowledged by @ana"
+    #: The other incidents of its group, listed on the group's root (alerting.grouping)
+    members: tuple[GroupMember, ...] = ()
+    #: The group's first incident, whose threads carry this incident's notifications
+    thread_incident_id: int | None = None
+    thread_fingerprint: str | None = None
 
     @property
     def dedup_key(self) -> str:
@@ -179,6 +196,7 @@ class Notification:
         data["incident_status"] = IncidentStatus(data["incident_status"])
         data["opened_at"] = dt.datetime.fromisoformat(data["opened_at"])
         data["created_at"] = dt.datetime.fromisoformat(data["created_at"])
+        data["members"] = tuple(GroupMember(**m) for m in data.get("members") or ())
         return cls(**data)
 
 
@@ -186,6 +204,7 @@ __all__ = [
     "PAGE_LINK",
     "RUNBOOK_LINK",
     "Alert",
+    "GroupMember",
     "Incident",
     "IncidentChange",
     "IncidentStatus",

@@ -43,12 +43,21 @@ def _free(now: dt.datetime) -> sa.ColumnElement[bool]:
 
 def _first_of_thread() -> sa.ColumnElement[bool]:
     # order holds: a later notification of a thread waits until the earlier ones are done
-    earlier = notifications.alias("earlier")
-    return ~sa.exists().where(
-        earlier.c.incident_id == n.c.incident_id,
-        earlier.c.receiver == n.c.receiver,
-        earlier.c.status == "pending",
-        earlier.c.sequence < n.c.sequence,
+    earlier, root = notifications.alias("earlier"), notifications.alias("group_root")
+    return sa.and_(
+        ~sa.exists().where(
+            earlier.c.incident_id == n.c.incident_id,
+            earlier.c.receiver == n.c.receiver,
+            earlier.c.status == "pending",
+            earlier.c.sequence < n.c.sequence,
+        ),
+        # a group member's reply waits for the group's root (alerting.groups)
+        ~sa.exists().where(
+            root.c.incident_id == n.c.thread_incident_id,
+            root.c.receiver == n.c.receiver,
+            root.c.status == "pending",
+            root.c.sequence == 1,
+        ),
     )
 
 
@@ -108,12 +117,9 @@ def _claim(
 
 def _load(connection: Connection, row_id: int) -> Claimed:
     row = connection.execute(sa.select(n).where(n.c.id == row_id)).mappings().one()
-    text = connection.execute(
-        sa.select(receiver_threads.c.thread).where(
-            receiver_threads.c.incident_id == row["incident_id"],
-            receiver_threads.c.receiver == row["receiver"],
-        )
-    ).scalar()
+    text = _thread(connection, row["incident_id"], row["receiver"])
+    if not text and row["thread_incident_id"] is not None:  # a group member: the group's thread
+        text = _thread(connection, row["thread_incident_id"], row["receiver"])
     return Claimed(
         id=row_id,
         notification=Notification.from_json(str(row["payload"])),
@@ -121,6 +127,16 @@ def _load(connection: Connection, row_id: int) -> Claimed:
         step_started=row["step_started"],
         thread=json.loads(text) if text else {},
     )
+
+
+def _thread(connection: Connection, incident_id: int, receiver: str) -> str | None:
+    text = connection.execute(
+        sa.select(receiver_threads.c.thread).where(
+            receiver_threads.c.incident_id == incident_id,
+            receiver_threads.c.receiver == receiver,
+        )
+    ).scalar()
+    return None if text is None else str(text)
 
 
 def start_step(

@@ -10,11 +10,22 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.engine import Connection, Engine
 
-from alerting.model import Alert, Incident, IncidentChange, Notification, update_incident
+from alerting.grouping import group_key
+from alerting.groups import join_group
+from alerting.inhibition import InhibitRule, inhibit, inhibited, inhibition_of
+from alerting.model import (
+    Alert,
+    Incident,
+    IncidentChange,
+    Notification,
+    NotifyReason,
+    update_incident,
+)
 from alerting.mutes import Mute
+from alerting.notes import enqueue_note
 from alerting.policy import EscalationPolicy
 from alerting.recording import record_in_transaction
-from alerting.stages import notify
+from alerting.stages import Notices, notify
 from alerting.store import IncidentStore, MuteStore, NotificationStore, inserted_id
 from alerting.tables import runs
 from checkers.levels import AlertLevel
@@ -71,9 +82,15 @@ def record_outcome(
     mutes: Sequence[Mute] = (),
     links: dict[str, str] | None = None,
     page_url: str | None = None,
+    inhibit_rule: InhibitRule | None = None,
+    source: str | None = None,
 ) -> Recorded:
     """Record `outcome` (run row, incident, outbox) in `connection`'s transaction. With
-    `page_url` (DQ_SERVE_URL) the notifications link to the incident's page."""
+    `page_url` (DQ_SERVE_URL) the notifications link to the incident's page. With
+    `inhibit_rule`, an open incident of one of its inhibitors holds the notifications back
+    (written suppressed) and a newly opened incident is listed in the inhibitor's thread. A
+    newly opened incident joins its group of this moment when the policy groups (`group_by`;
+    `source` is what the check reads, for grouping by source)."""
     run_id = insert_run(connection, outcome, window)
     incidents, outbox = IncidentStore(connection), NotificationStore(connection)
     alert = Alert.from_outcome(outcome)
@@ -94,11 +111,43 @@ def record_outcome(
         page_url=page_url,
     )
     incidents.keep_level(incident, notices.level)
+    notices = _inhibited(connection, incident, change, notices, inhibit_rule, now)
+    folded: set[str] = set()
+    key = group_key(policy.group_by, outcome, source)
+    held = any(inhibited(d.muted) for d in notices.decisions)
+    if key is not None and change is IncidentChange.OPENED and not held:
+        decisions, folded = join_group(connection, incident, notices.decisions, key)
+        notices = Notices(notices.level, decisions)
     for decision in notices.decisions:
         if decision.notification is not None:
-            outbox.enqueue(decision)
+            outbox.enqueue(decision, grouped=decision.receiver in folded)
     recorded.enqueued, recorded.suppressed = notices.enqueued, notices.suppressed
     return recorded
+
+
+def _inhibited(
+    connection: Connection,
+    incident: Incident,
+    change: IncidentChange,
+    notices: Notices,
+    rule: InhibitRule | None,
+    now: dt.datetime,
+) -> Notices:
+    """`notices` held back by an open inhibitor's incident, if one explains this one; a newly
+    opened incident is then listed in the inhibitor's thread."""
+    if rule is None:
+        return notices
+    store = IncidentStore(connection)
+    inhibitors = store.open_of_checks([i.check for i in rule.inhibitors])
+    inhibition = inhibition_of(incident, notices.level, rule, inhibitors)
+    if inhibition is None:
+        return notices
+    if change is IncidentChange.OPENED:
+        other = inhibition.incident
+        level = store.open_levels([other.check]).get(other.check, other.level)
+        note = inhibition.also_failing(incident, notices.level)
+        enqueue_note(connection, other, level, now, note, NotifyReason.ALSO_FAILING)
+    return Notices(notices.level, inhibit(notices.decisions, inhibition))
 
 
 def handle_outcome(
@@ -111,6 +160,8 @@ def handle_outcome(
     mutes: Sequence[Mute] = (),
     links: dict[str, str] | None = None,
     page_url: str | None = None,
+    inhibit_rule: InhibitRule | None = None,
+    source: str | None = None,
 ) -> Recorded:
     """`record_outcome` in a transaction of its own."""
     return record_in_transaction(
@@ -124,5 +175,7 @@ def handle_outcome(
             mutes=mutes,
             links=links,
             page_url=page_url,
+            inhibit_rule=inhibit_rule,
+            source=source,
         ),
     )

@@ -7,6 +7,7 @@ import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from alerting.grouping import GROUP_FIELDS
 from alerting.model import Incident
 from checkers.levels import AlertLevel
 
@@ -28,8 +29,16 @@ class EscalationPolicy:
     escalate_after_runs: int | None = None
     escalate_after: dt.timedelta | None = None
     repeat_every: dt.timedelta | None = dt.timedelta(hours=4)
+    #: Incidents opening in one run with the same values of these (owner, tag, source) go out
+    #: as one notification per receiver (alerting.grouping); empty: each on its own.
+    group_by: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if isinstance(self.group_by, str) or any(g not in GROUP_FIELDS for g in self.group_by):
+            raise ValueError(
+                f"group_by takes a list of {', '.join(GROUP_FIELDS)}: {self.group_by!r}"
+            )
+        object.__setattr__(self, "group_by", tuple(self.group_by))
         if self.escalate_after_runs is not None and self.escalate_after_runs < 1:
             raise ValueError("escalate_after_runs must be at least 1")
         if self.escalate_after is not None and self.escalate_after <= dt.timedelta(0):
@@ -46,6 +55,7 @@ class EscalationPolicy:
                 self.escalate_after_runs,
                 self.escalate_after,
                 self.repeat_every,
+                self.group_by,
             )
         )
 

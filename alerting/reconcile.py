@@ -2,7 +2,8 @@
 notification was suppressed is decided again once no mute covers its check, from the incident's
 current state and what the receiver was actually told. So a recovery that happened inside a
 silence still resolves PagerDuty and the Slack root, and a still-open incident is notified.
-Each pair replays the decision stages of a recording (alerting.stages.notify)."""
+Each pair replays the decision stages of a recording (alerting.stages.notify). Notifications an
+inhibition held back wait for their check's next run (alerting.inhibition)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from collections.abc import Callable, Sequence
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from alerting.inhibition import inhibited
 from alerting.model import Notification
 from alerting.mutes import Mute
 from alerting.policy import EscalationPolicy
@@ -64,6 +66,8 @@ def reconcile(
         return None  # another run got there first
     incidents = IncidentStore(connection)
     incident = incidents.get(incident_id)
+    if incident.open and inhibited(outbox.held_back_because(incident_id, thread)):
+        return None  # an inhibition, not a mute: decided again on the check's next run
     notices = notify(
         incident,
         {receiver: thread},

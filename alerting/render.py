@@ -44,6 +44,8 @@ def headline(n: Notification) -> str:
     what = reason(o)
     if n.reason is NotifyReason.ACKNOWLEDGED:
         return f"{n.note or 'Acknowledged'}: {what}"
+    if n.reason is NotifyReason.ALSO_FAILING:
+        return n.note or f"Also failing: {what}"
     prefix = {
         NotifyReason.NEW: "",
         NotifyReason.REPEAT: f"Still failing (run {n.failing_runs}): ",
@@ -71,6 +73,8 @@ def level_text(n: Notification) -> str:
     if n.resolved:
         return "RESOLVED"
     o = n.outcome
+    if n.members and n.level > o.level:
+        return f"{n.level.name} (the group's highest; this check {o.level.name})"
     if o.status is Status.FAILED and n.level > o.level:
         return f"{n.level.name} (escalated from {o.level.name})"
     return n.level.name
@@ -101,6 +105,24 @@ def still_failing(repeats: Sequence[Notification]) -> str:
         runs.append(f"and {len(named) - STILL_FAILING_NAMED} more")
     noun = "incident" if len(named) == 1 else "incidents"
     return f"still failing: {len(named)} {noun} ({', '.join(runs)})"
+
+
+#: Group members listed by name on a root; the rest are counted.
+MEMBERS_LISTED = 50
+
+
+def member_lines(n: Notification) -> list[tuple[str, str, str]]:
+    """The other incidents of the group's root: (level, "check: headline", link) each, and a
+    last line counting those beyond MEMBERS_LISTED."""
+    lines = [(m.level, f"{m.check}: {m.headline}", m.link) for m in n.members[:MEMBERS_LISTED]]
+    if len(n.members) > MEMBERS_LISTED:
+        lines.append(("", f"and {len(n.members) - MEMBERS_LISTED} more", ""))
+    return lines
+
+
+def group_text(n: Notification) -> str:
+    """ " (+3 more opened in this run)" after a group root's title; empty otherwise."""
+    return f" (+{len(n.members)} more opened in this run)" if n.members else ""
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,14 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, CursorResult
 
 from alerting.decisions import LastNotice
-from alerting.model import Incident, IncidentStatus, NotifyReason
+from alerting.model import Incident, IncidentStatus, Notification, NotifyReason
 from alerting.mutes import Silence
 from alerting.stages import Decision, ReceiverThread
 from alerting.tables import incidents, mutes, notifications, receiver_threads
@@ -44,6 +45,17 @@ class IncidentStore:
             .first()
         )
         return None if row is None else incident_from_row(row)
+
+    def open_of_checks(self, checks: Sequence[str]) -> dict[str, Incident]:
+        """Each of `checks` with an open incident: its earliest opened one (of any scope)."""
+        if not checks:
+            return {}
+        rows = self.connection.execute(
+            sa.select(incidents)
+            .where(incidents.c.status == "open", incidents.c.check_name.in_(sorted(set(checks))))
+            .order_by(incidents.c.id.desc())
+        ).mappings()
+        return {row["check_name"]: incident_from_row(row) for row in rows}
 
     def get(self, incident_id: int) -> Incident:
         row = self.connection.execute(sa.select(incidents).where(incidents.c.id == incident_id))
@@ -144,12 +156,16 @@ class NotificationStore:
         )
         return thread_from_row(row.mappings().one())
 
-    def enqueue(self, decision: Decision) -> None:
-        """Write the decision's outbox row (`suppressed` when muted, with the reason) and its
-        receiver's thread. A muted notice does not count as told."""
+    def enqueue(self, decision: Decision, *, grouped: bool = False) -> None:
+        """Write the decision's outbox row (`suppressed` when muted, with the reason; `grouped`
+        when the group's root lists it instead) and its receiver's thread. A muted notice does
+        not count as told. A receiver whose thread of the incident is its group's goes on there
+        (the row names the group's first incident, alerting.groups)."""
         notification = decision.notification
         if notification is None:
             raise ValueError(f"nothing to enqueue for {decision.receiver}")
+        notification = self._in_group_thread(notification)
+        status = "suppressed" if decision.muted else "grouped" if grouped else "pending"
         self.connection.execute(
             notifications.insert().values(
                 incident_id=notification.incident_id,
@@ -159,11 +175,12 @@ class NotificationStore:
                 level=int(notification.level),
                 dedup_key=notification.dedup_key,
                 payload=notification.to_json(),
-                status="suppressed" if decision.muted else "pending",
+                status=status,
                 attempts=0,
                 steps_done=0,
                 last_error=decision.muted,
                 created_at=notification.created_at,
+                thread_incident_id=notification.thread_incident_id,
             )
         )
         told: dict[str, object] = {}
@@ -187,6 +204,23 @@ class NotificationStore:
             )
             .values(sequence=notification.sequence, **told)
         )
+
+    def _in_group_thread(self, notification: Notification) -> Notification:
+        """`notification` going to its group's thread when an earlier row of its thread did."""
+        if notification.thread_incident_id is not None:
+            return notification
+        found = self.connection.execute(
+            sa.select(notifications.c.thread_incident_id, incidents.c.fingerprint)
+            .join(incidents, incidents.c.id == notifications.c.thread_incident_id)
+            .where(
+                notifications.c.incident_id == notification.incident_id,
+                notifications.c.receiver == notification.receiver,
+            )
+            .limit(1)
+        ).first()
+        if found is None:
+            return notification
+        return replace(notification, thread_incident_id=found[0], thread_fingerprint=found[1])
 
     def suppressed_threads(self) -> list[tuple[int, str]]:
         """(incident id, receiver) of every thread whose latest notification was suppressed."""
@@ -221,6 +255,17 @@ class NotificationStore:
             return None
         links: dict[str, str] = json.loads(latest.payload).get("links") or {}
         return links
+
+    def held_back_because(self, incident_id: int, thread: ReceiverThread) -> str | None:
+        """Why the thread's latest notification was suppressed (the mute or inhibition)."""
+        reason = self.connection.execute(
+            sa.select(notifications.c.last_error).where(
+                notifications.c.incident_id == incident_id,
+                notifications.c.receiver == thread.receiver,
+                notifications.c.sequence == thread.sequence,
+            )
+        ).scalar()
+        return None if reason is None else str(reason)
 
     def settle_suppressed(self, incident_id: int, receiver: str, status: str) -> None:
         """Give the receiver's suppressed rows of the incident `status`: nothing is left to tell."""

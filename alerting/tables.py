@@ -64,6 +64,10 @@ incidents = sa.Table(
     sa.Column("acknowledged_level", sa.Integer),
     sa.Column("resolved_as", sa.String(20)),
     sa.Column("resolution_note", sa.Text),
+    # Grouping (migration 11): the group an incident opened in (alerting.grouping); the group's
+    # first incident is the one with the lowest id among those of one key opened at one moment.
+    sa.Column("group_key", sa.String(400)),
+    sa.Index("ix_dq_incidents_group", "group_key", "opened_at"),
 )
 
 TRIAGE_COLUMNS = (
@@ -104,7 +108,7 @@ notifications = sa.Table(
     sa.Column("level", sa.Integer, nullable=False),
     sa.Column("dedup_key", sa.String(300), nullable=False, unique=True),
     sa.Column("payload", sa.Text, nullable=False),  # the Notification as JSON
-    sa.Column("status", sa.String(20), nullable=False),  # pending | sent | suppressed | failed
+    sa.Column("status", sa.String(20), nullable=False),  # pending|sent|suppressed|grouped|failed
     sa.Column("attempts", sa.Integer, nullable=False, default=0),
     sa.Column("steps_done", sa.Integer, nullable=False, default=0),
     sa.Column("next_attempt_at", UtcDateTime),
@@ -118,6 +122,8 @@ notifications = sa.Table(
     sa.Column("step_started_at", UtcDateTime),
     sa.Index("ix_dq_notifications_status", "status", "receiver"),
     sa.Index("ix_dq_notifications_thread", "incident_id", "receiver", "sequence"),
+    # migration 11: the group's first incident, whose receiver thread carries this row
+    sa.Column("thread_incident_id", sa.Integer),
 )
 
 receiver_threads = sa.Table(
@@ -208,10 +214,17 @@ def _v10_triage(connection: Connection) -> None:
     widen_for_mysql(connection, [incident_events])
 
 
+def _v11_groups(connection: Connection) -> None:
+    add_missing_columns(connection, incidents, ["group_key"])
+    create_missing_index(connection, incidents, "ix_dq_incidents_group")
+    add_missing_columns(connection, notifications, ["thread_incident_id"])
+
+
 MIGRATIONS = [
     Migration(1, "alerting", _v1_initial),
     Migration(3, "alerting", _v3_one_open_incident),
     Migration(4, "alerting", _v4_delivery_leases),
     Migration(8, "alerting", _v8_effective_level),
     Migration(10, "alerting", _v10_triage),
+    Migration(11, "alerting", _v11_groups),
 ]

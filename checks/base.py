@@ -65,6 +65,9 @@ class QualityCheck:
     runbook: ClassVar[str | None] = None
     tags: ClassVar[tuple[str, ...]] = ()
     allow_empty: ClassVar[bool] = False
+    #: Its failure explains the other checks over the same source (a late or partial load):
+    #: while its incident is open, theirs are recorded and listed in its thread, not notified.
+    inhibits: ClassVar[bool] = False
     sample_size: ClassVar[int] = 20
     #: Columns whose values never leave the run (PII): masked in samples, alerts and logs.
     masked_columns: ClassVar[tuple[str, ...]] = ()

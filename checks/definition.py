@@ -139,8 +139,13 @@ def _text(attribute: str) -> Callable[[object], str | None]:
     return rule
 
 
-def _flag(value: object) -> str | None:
-    return None if isinstance(value, bool) else f"allow_empty must be True or False, got {value!r}"
+def _flag(attribute: str) -> Callable[[object], str | None]:
+    def rule(value: object) -> str | None:
+        if isinstance(value, bool):
+            return None
+        return f"{attribute} must be True or False, got {value!r}"
+
+    return rule
 
 
 def _task_states(value: object) -> str | None:
@@ -205,7 +210,8 @@ _RULES: dict[str, Callable[[object], str | None]] = {
     "tags": lambda v: _names(v, "tags", "('payments', 'daily')"),
     "masked_columns": lambda v: _names(v, "masked_columns", "('email', 'phone')"),
     "sample_size": _sample_size,
-    "allow_empty": _flag,
+    "allow_empty": _flag("allow_empty"),
+    "inhibits": _flag("inhibits"),
     "guards": _guards,
     "after": _after,
     "task_states": _task_states,

@@ -14,7 +14,16 @@ from email.utils import format_datetime
 
 from alerting.model import Notification
 from alerting.receivers.base import Delivery, Thread
-from alerting.render import facts, headline, linkable, sample_table, sample_text, title
+from alerting.render import (
+    facts,
+    group_text,
+    headline,
+    linkable,
+    member_lines,
+    sample_table,
+    sample_text,
+    title,
+)
 from checkers.env_secrets import env_name
 
 
@@ -28,12 +37,16 @@ def build_email(
     """The mail for `n` (pure): subject, threading headers, text and HTML bodies."""
     msg = EmailMessage()
     # one line: a line break in user text (an error message) must not make the header invalid
-    msg["Subject"] = " ".join(f"{title(n)} - {headline(n)}".split())[:250]
+    msg["Subject"] = " ".join(f"{title(n)} - {headline(n)}{group_text(n)}".split())[:250]
     msg["From"] = sender
     msg["To"] = ", ".join(recipients)
     msg["Date"] = format_datetime(n.created_at)
     msg["Message-ID"] = message_id(n, n.sequence, domain)
-    if n.sequence > 1:
+    if n.thread_incident_id is not None and n.thread_fingerprint:  # in its group's thread
+        first = f"<dq.{n.thread_fingerprint[:16]}.{n.thread_incident_id}.1@{domain}>"
+        msg["In-Reply-To"] = first
+        msg["References"] = first
+    elif n.sequence > 1:
         first = message_id(n, 1, domain)
         msg["In-Reply-To"] = first
         msg["References"] = first
@@ -44,6 +57,9 @@ def build_email(
     if table:
         lines += ["", "Sample of failing elements:", table]
     lines += [f"{label}: {url}" for label, url in sorted(n.links.items())]
+    if n.members and not n.resolved:
+        lines += ["", f"Also opened in this run ({len(n.members)}):"]
+        lines += [" ".join(filter(None, [lv, text, url])) for lv, text, url in member_lines(n)]
     msg.set_content("\n".join(lines) + "\n")
     msg.add_alternative(_html(n), subtype="html")
     return msg
@@ -71,6 +87,14 @@ def _html(n: Notification) -> str:
         else f"<p>{e(label)}: {e(url)}</p>"
         for label, url in sorted(n.links.items())
     ]
+    if n.members and not n.resolved:
+        items = "".join(
+            f"<li>{e(lv)} {e(text)}"
+            + (f" <a href='{e(url)}'>incident</a>" if url and linkable(url) else "")
+            + "</li>"
+            for lv, text, url in member_lines(n)
+        )
+        parts.append(f"<h3>Also opened in this run ({len(n.members)})</h3><ul>{items}</ul>")
     return "<html><body>" + "".join(parts) + "</body></html>"
 
 

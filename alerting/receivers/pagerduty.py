@@ -8,10 +8,11 @@ import json
 import os
 import urllib.error
 import urllib.request
+from dataclasses import asdict
 
 from alerting.model import PAGE_LINK, Notification, NotifyReason
 from alerting.receivers.base import Delivery, Thread
-from alerting.render import headline, linkable, title
+from alerting.render import group_text, headline, linkable, title
 from checkers.env_secrets import env_name
 from checkers.levels import AlertLevel
 
@@ -33,8 +34,11 @@ def dedup_key(n: Notification) -> str:
     return incident_dedup_key(n.fingerprint)
 
 
-def pagerduty_event(n: Notification, routing_key: str) -> dict[str, object]:
-    """The Events API v2 body for `n` (pure)."""
+def pagerduty_event(n: Notification, routing_key: str) -> dict[str, object] | None:
+    """The Events API v2 body for `n` (pure); None for a note PagerDuty has no event for (the
+    checks an inhibition holds back: the incident already pages once)."""
+    if n.reason is NotifyReason.ALSO_FAILING:
+        return None
     if n.resolved:
         return {"routing_key": routing_key, "dedup_key": dedup_key(n), "event_action": "resolve"}
     if n.reason is NotifyReason.ACKNOWLEDGED:
@@ -49,7 +53,7 @@ def pagerduty_event(n: Notification, routing_key: str) -> dict[str, object]:
         "dedup_key": dedup_key(n),
         "event_action": "trigger",
         "payload": {
-            "summary": f"{title(n)}: {headline(n)}"[:1024],
+            "summary": f"{title(n)}: {headline(n)}{group_text(n)}"[:1024],
             "source": f"dq-checkers:{o.check}",
             "severity": SEVERITY[n.level],
             "timestamp": n.created_at.isoformat(),
@@ -68,6 +72,7 @@ def pagerduty_event(n: Notification, routing_key: str) -> dict[str, object]:
                 "excused": o.excused,
                 "sample": list(o.sample[:5]),
                 "failing_runs": n.failing_runs,
+                **({"group": [asdict(m) for m in n.members[:50]]} if n.members else {}),
             },
         },
         "links": [
@@ -115,7 +120,10 @@ class PagerDutyReceiver:
                 error=f"environment variable {self.routing_key_env} "
                 "(PagerDuty routing key) is not set",
             )
-        body = json.dumps(pagerduty_event(notification, key)).encode()
+        event = pagerduty_event(notification, key)
+        if event is None:
+            return Delivery(ok=True, steps_done=1, thread={"dedup_key": dedup_key(notification)})
+        body = json.dumps(event).encode()
         request = urllib.request.Request(
             self.url, data=body, method="POST", headers={"Content-Type": "application/json"}
         )

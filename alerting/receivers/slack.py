@@ -14,7 +14,16 @@ from dataclasses import dataclass
 from alerting.model import RUNBOOK_LINK, Notification, NotifyReason
 from alerting.receivers.base import Delivery, Thread
 from alerting.receivers.slack_actions import actions_block, carries_buttons
-from alerting.render import facts, headline, keys_text, linkable, sample_text, title
+from alerting.render import (
+    facts,
+    group_text,
+    headline,
+    keys_text,
+    linkable,
+    member_lines,
+    sample_text,
+    title,
+)
 from checkers.env_secrets import env_name, secret_from_env
 
 log = logging.getLogger(__name__)
@@ -97,15 +106,32 @@ def root_blocks(n: Notification) -> list[dict[str, object]]:
             "elements": [{"type": "mrkdwn", "text": _limit(" · ".join(context), 3000)}],
         }
     )
+    if n.members and not n.resolved:
+        blocks.insert(3, _members_block(n))
     actions = actions_block(n)
     if actions is not None:
         blocks.append(actions)
     return blocks
 
 
+def _members_block(n: Notification) -> dict[str, object]:
+    """The group's other incidents, a line each: level, check and headline, link."""
+    lines = []
+    for level, text, url in member_lines(n):
+        emoji = f"{LEVEL_EMOJI[level]} *{level}* " if level in LEVEL_EMOJI else ""
+        lines.append(f"{emoji}{escape(text)}" + (f" · {link(url, 'incident')}" if url else ""))
+    title = f"*Also opened in this run ({len(n.members)}):*"
+    return {
+        "type": "section",
+        "text": {"type": "mrkdwn", "text": _limit("\n".join([title, *lines]), 3000)},
+    }
+
+
 def reply_text(n: Notification) -> str:
     if n.reason is NotifyReason.ACKNOWLEDGED:
         return f":eyes: {escape(n.note or 'Acknowledged')}"
+    if n.reason is NotifyReason.ALSO_FAILING:
+        return f":link: {escape(headline(n))}"
     state = "RESOLVED" if n.resolved else n.level.name
     lines = [f"{LEVEL_EMOJI[state]} {escape(headline(n))}"]
     if not n.resolved and (n.outcome.failing_keys or n.outcome.failing_keys_distinct):
@@ -133,7 +159,7 @@ class SlackCall:
 def slack_calls(n: Notification, thread: Thread, channel: str) -> list[SlackCall]:
     """The Web API calls for `n` given what the thread already holds (pure)."""
     root = {
-        "text": escape(f"{title(n)}: {headline(n)}"),  # the notification text: mrkdwn too
+        "text": escape(f"{title(n)}: {headline(n)}{group_text(n)}"),  # mrkdwn too
         "blocks": root_blocks(n),
         "unfurl_links": False,
         "unfurl_media": False,
@@ -145,6 +171,10 @@ def slack_calls(n: Notification, thread: Thread, channel: str) -> list[SlackCall
     reply: dict[str, object] = {**where, "thread_ts": thread["ts"], "text": said}
     if n.reason is NotifyReason.LEVEL_RAISED:
         reply["reply_broadcast"] = True
+    if n.reason is NotifyReason.ALSO_FAILING or n.thread_incident_id is not None:
+        # a line in the thread; the root (the inhibitor's, the group's) stays as it is
+        reply["text"] = escape(f"{n.outcome.check}: ") + said if n.thread_incident_id else said
+        return [SlackCall("chat.postMessage", reply)]
     actions = actions_block(n) if carries_buttons(n) else None
     if actions is not None:
         text = {"type": "section", "text": {"type": "mrkdwn", "text": _limit(said, 3000)}}

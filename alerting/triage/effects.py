@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import datetime as dt
 
-import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from alerting.model import Incident, NotifyReason
+from alerting.notes import enqueue_note, latest_links
 from alerting.policy import EscalationPolicy
-from alerting.stages import Decision, ReceiverThread, enqueue, notify
+from alerting.stages import notify
 from alerting.store import IncidentStore, MuteStore, NotificationStore
-from alerting.tables import notifications
-from alerting.triage.views import latest_links
 from checkers.levels import AlertLevel
 
 
@@ -23,22 +21,9 @@ def enqueue_acknowledgement(
     connection: Connection, incident: Incident, level: AlertLevel, now: dt.datetime, note: str
 ) -> list[str]:
     """Enqueue `note` for each receiver told of the incident; returns their names. A receiver
-    whose latest notice a mute holds back is skipped: it hears the incident's state when the
-    mute ends (alerting.reconcile), and the acknowledgement then shows on its root."""
-    assert incident.id is not None
-    outbox = NotificationStore(connection)
-    decisions = [
-        Decision(name, thread, NotifyReason.ACKNOWLEDGED)
-        for name, thread in sorted(outbox.threads(incident.id).items())
-        if thread.last is not None and not _held_back(connection, incident.id, thread)
-    ]
-    links = latest_links(connection, incident.id)
-    enqueued = enqueue(
-        decisions, incident, level, now, outcome=incident.last_outcome, links=links, note=note
-    )
-    for decision in enqueued:
-        outbox.enqueue(decision)
-    return [d.receiver for d in enqueued]
+    whose latest notice a mute holds back hears the incident's state when the mute ends
+    (alerting.reconcile), and the acknowledgement then shows on its root."""
+    return enqueue_note(connection, incident, level, now, note, NotifyReason.ACKNOWLEDGED)
 
 
 def enqueue_resolution(
@@ -63,14 +48,3 @@ def enqueue_resolution(
         if decision.notification is not None:
             outbox.enqueue(decision)
     return [n.receiver for n in notices.enqueued]
-
-
-def _held_back(connection: Connection, incident_id: int, thread: ReceiverThread) -> bool:
-    status = connection.execute(
-        sa.select(notifications.c.status).where(
-            notifications.c.incident_id == incident_id,
-            notifications.c.receiver == thread.receiver,
-            notifications.c.sequence == thread.sequence,
-        )
-    ).scalar()
-    return status == "suppressed"

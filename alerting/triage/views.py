@@ -4,7 +4,6 @@ were resolved, the runbook; for the incident pages, /api/incidents and `dq incid
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,9 +11,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from alerting.model import RUNBOOK_LINK
+from alerting.notes import latest_links
 from alerting.receivers.pagerduty import incident_dedup_key
 from alerting.store import required_utc
-from alerting.tables import incidents, mutes, notifications
+from alerting.tables import incidents, mutes
 from alerting.triage.values import IncidentView, UnknownIncident
 from checkers.levels import AlertLevel
 from checkers.outcome import CheckOutcome
@@ -52,18 +52,6 @@ def snoozed_until(connection: Connection, fingerprint: str, now: dt.datetime) ->
         )
     ).scalar()
     return as_utc(end)
-
-
-def latest_links(connection: Connection, incident_id: int) -> dict[str, str]:
-    """The links the incident's latest notification carried (failing rows, runbook, page)."""
-    payload = connection.execute(
-        sa.select(notifications.c.payload)
-        .where(notifications.c.incident_id == incident_id)
-        .order_by(notifications.c.id.desc())
-        .limit(1)
-    ).scalar()
-    links: dict[str, str] = json.loads(payload).get("links") or {} if payload else {}
-    return links
 
 
 def _view(connection: Connection, row: Mapping[Any, Any], now: dt.datetime) -> IncidentView:

@@ -2,7 +2,14 @@
 promises; a source that breaks raises `SourceError`, which the check turns into an ERROR outcome.
 Partitioned sources list their partitions and read only some of them (`partitions`)."""
 
-from checkers.parsers._base import Parser, SourceError, cast_to_promise, resolve, schema_problems
+from checkers.parsers._base import (
+    Parser,
+    SourceError,
+    SourceIdentity,
+    cast_to_promise,
+    resolve,
+    schema_problems,
+)
 from checkers.parsers.callable import CallableParser
 from checkers.parsers.files import CsvParser, JsonParser, ParquetParser, TableParser
 from checkers.parsers.http import HttpJsonParser
@@ -30,6 +37,7 @@ __all__ = [
     "PartitionColumn",
     "Partitioning",
     "SourceError",
+    "SourceIdentity",
     "SqlQueryParser",
     "TableParser",
     "cast_to_promise",

@@ -5,8 +5,10 @@ source also lists its partitions and reads some of them."""
 from __future__ import annotations
 
 import math
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 from pyspark.sql import DataFrame, SparkSession
@@ -19,6 +21,31 @@ from checkers.parsers.partitions import Partition, Partitioning
 #: A literal value, or a function giving it when the source is read (paths from settings, URLs
 #: with secrets from the environment).
 Lazy = str | Callable[[], str]
+
+
+@dataclass(frozen=True)
+class SourceIdentity:
+    """A source as alerting compares them: `key` is equal for parsers reading the same data
+    (`path:/lake/flights`, `table:bookings`, `query:SELECT ...`); `label` names it for people
+    (`flights`), never with a secret."""
+
+    key: str
+    label: str
+
+    @classmethod
+    def of_path(cls, path: str) -> SourceIdentity:
+        normal = path.rstrip("/") or "/"
+        if "://" not in normal:
+            normal = os.path.normpath(os.path.abspath(normal))
+        return cls(f"path:{normal}", normal.rsplit("/", 1)[-1] or normal)
+
+    @classmethod
+    def of_table(cls, table: str) -> SourceIdentity:
+        return cls(f"table:{table.strip().lower()}", table.strip())
+
+    @classmethod
+    def of_query(cls, query: str, label: str) -> SourceIdentity:
+        return cls(f"query:{' '.join(query.split())}", label)
 
 
 class SourceError(Exception):
@@ -100,6 +127,11 @@ class Parser(ABC):
     @abstractmethod
     def describe(self) -> str:
         """Where the data comes from, for messages (never includes secrets)."""
+
+    def source_identity(self) -> SourceIdentity | None:
+        """What this parser reads, comparable across checks (the same path, table or query is
+        the same source), for alert inhibition; None when it cannot be told (a callable)."""
+        return None
 
     def load(self, spark: SparkSession) -> DataFrame:
         return self._checked(spark, lambda: self.read(spark))

@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from checkers.parsers import _column_partitions as columns
-from checkers.parsers._base import Lazy, Parser, resolve
+from checkers.parsers._base import Lazy, Parser, SourceIdentity, resolve
 from checkers.parsers._hive import key_column, list_partitions, local_root, spark_path
 from checkers.parsers.partitions import (
     PARTITION_COLUMN,
@@ -42,6 +42,9 @@ class _FileParser(Parser):
 
     def read(self, spark: SparkSession) -> DataFrame:
         return self._reader(spark).options(**_options(self.options)).load(resolve(self.path))
+
+    def source_identity(self) -> SourceIdentity:
+        return SourceIdentity.of_path(resolve(self.path))
 
     def _list_partitions(self, spark: SparkSession) -> list[Partition]:
         assert isinstance(self.partitioning, HivePartitions)
@@ -153,6 +156,9 @@ class TableParser(Parser):
 
     def describe(self) -> str:
         return f"table {self.table}"
+
+    def source_identity(self) -> SourceIdentity:
+        return SourceIdentity.of_table(self.table)
 
     def _list_partitions(self, spark: SparkSession) -> list[Partition]:
         assert isinstance(self.partitioning, PartitionColumn)

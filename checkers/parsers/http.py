@@ -21,7 +21,7 @@ from pyspark.sql.types import StructType
 
 from checkers.deadlines import Deadline, current, timed_out
 from checkers.env_secrets import env_name, secret_from_env
-from checkers.parsers._base import Lazy, Parser, SourceError, resolve
+from checkers.parsers._base import Lazy, Parser, SourceError, SourceIdentity, resolve
 from checkers.parsers._records import records_frame
 
 _CHUNK = 64 * 1024
@@ -212,3 +212,8 @@ class HttpJsonParser(Parser):
     def describe(self) -> str:
         parsed = urllib.parse.urlsplit(resolve(self.url))
         return f"HTTP API {parsed.scheme}://{parsed.hostname}{parsed.path}"
+
+    def source_identity(self) -> SourceIdentity:
+        parsed = urllib.parse.urlsplit(resolve(self.url))
+        where = f"{parsed.scheme}://{parsed.hostname}{parsed.path}"  # no credentials, no query
+        return SourceIdentity(f"url:{where}", parsed.path.rstrip("/").rsplit("/", 1)[-1] or where)

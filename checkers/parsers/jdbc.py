@@ -18,7 +18,7 @@ from pyspark.sql.types import StructType
 from checkers.deadlines import Deadline, current, timed_out
 from checkers.errors import describe_failure
 from checkers.jdbc_drivers import DRIVERS
-from checkers.parsers._base import Lazy, Parser, SourceError, resolve
+from checkers.parsers._base import Lazy, Parser, SourceError, SourceIdentity, resolve
 
 #: SQLAlchemy backends and the JDBC subprotocol that reads them.
 _SUBPROTOCOLS = {"postgresql": "postgresql", "mysql": "mariadb", "mariadb": "mariadb"}
@@ -127,6 +127,12 @@ class JdbcParser(Parser):
             raise ValueError(f"num_partitions must be at least 1: {self.num_partitions}")
         if self.fetch_size < 1:
             raise ValueError(f"fetch_size must be at least 1: {self.fetch_size}")
+
+    def source_identity(self) -> SourceIdentity:
+        if self.table:
+            return SourceIdentity.of_table(self.table)
+        assert self.query is not None
+        return SourceIdentity.of_query(self.query, "its query's tables")
 
     def describe(self) -> str:
         what = f"table {self.table}" if self.table else "query"

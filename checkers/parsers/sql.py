@@ -15,7 +15,14 @@ from pyspark.sql.types import StructType
 
 from checkers.deadlines import current, timed_out
 from checkers.parsers import _column_partitions as columns
-from checkers.parsers._base import Lazy, Parser, SourceError, promised_struct, resolve
+from checkers.parsers._base import (
+    Lazy,
+    Parser,
+    SourceError,
+    SourceIdentity,
+    promised_struct,
+    resolve,
+)
 from checkers.parsers._records import records_frame
 from checkers.parsers._sql_timeouts import engine_within
 from checkers.parsers.partitions import PARTITION_COLUMN, Partition, PartitionColumn, Partitioning
@@ -72,6 +79,9 @@ class SqlQueryParser(Parser):
 
     def describe(self) -> str:
         return f"SQL query on {redact_url(resolve(self.url))}"
+
+    def source_identity(self) -> SourceIdentity:
+        return SourceIdentity.of_query(self.query, "its query's tables")
 
     def _fetch(
         self, statement: _Statement, extra: Mapping[str, object]

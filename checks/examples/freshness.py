@@ -26,6 +26,7 @@ class OperationalTablesFresh(QualityCheck):
     owner = "data-platform"
     tags = ("freshness", "ops-db")
     clock = Cron("*/15 * * * *")
+    inhibits = True  # a stale table explains the other failures over its query
     parser = SqlQueryParser(
         demo_database_url,
         "SELECT 'flights' AS table_name, max(ingested_at) AS latest FROM flights "

@@ -41,6 +41,7 @@ class FlightsDailyVolume(QualityCheck):
     clock = Cron("0 6 * * *")
     alert_level = FixedLevel(AlertLevel.WARNING)
     parser = FLIGHTS
+    inhibits = True  # a lost or partial day explains the other failures over the flights
 
     def checker(self, flights: DataFrame) -> MetricChecker:
         day = (self.now - dt.timedelta(days=1)).date()

@@ -126,9 +126,7 @@ def settle(
         from scheduling.settings import Settings
 
         settings = Settings.from_environment(config=config)
-        again = run_window(
-            [entry.name], start=start, end=end, retry_errors=True, settings=settings
-        )
+        again = run_window([entry.name], start=start, end=end, retry_errors=True, settings=settings)
         summary = summary_of(again.results[entry.name], again.readiness.get(entry.name))
     print(summary["summary"])
     if summary["status"] == HELD:

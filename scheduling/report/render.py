@@ -88,9 +88,7 @@ LEGEND = (
 )
 
 
-def report_body(
-    checks: list[CheckHistory], *, base: Path | None
-) -> tuple[str, dict[str, object]]:
+def report_body(checks: list[CheckHistory], *, base: Path | None) -> tuple[str, dict[str, object]]:
     """The report's content (latest outcomes, filters, a section per check) and the data its
     script reads; the live pages (scheduling/serve) show it too."""
     anchors = _anchors(checks)

@@ -28,6 +28,7 @@ from scheduling.outage import replay_spool as replay
 from scheduling.outage import tolerated
 from scheduling.settings import Settings
 from scheduling.tick.evaluate import Evaluation, judge_all, load, prepare, run_engine
+from scheduling.tick.inhibit_rules import inhibit_rules, source_key
 from scheduling.tick.known_broken import with_stored_keys
 from scheduling.tick.readiness import publish_readiness as publish
 from scheduling.tick.record import Subject, save_failing_rows
@@ -172,13 +173,30 @@ def record(state: TickState) -> None:
     """Each outcome with its incident, outbox rows and done claim in one transaction (spooled when
     the database is unavailable); a window another run took over is skipped, not recorded."""
     assert state.claimed is not None
-    for done, (subject, evaluated) in enumerate(state.evaluated):
+    rules = inhibit_rules(state.checks, state.now)
+    sources = {c.name: source_key(c, state.now) for c in state.checks}
+    # inhibitors first, so a failure they explain finds their incident of this run open
+    order = sorted(state.evaluated, key=lambda pair: not getattr(pair[0], "inhibits", False))
+    results = {}
+    for done, (subject, evaluated) in enumerate(order):
         state.request.progress(f"recording {done + 1}/{len(state.evaluated)}: {subject.name}")
         window = state.window_of(subject.name)
         outcome = save_failing_rows(state.settings, evaluated, state.now)
-        recorded = record_one(
-            state.settings, state.claimed, subject, outcome, state.now, window=window
+        results[id(evaluated)] = (
+            outcome,
+            record_one(
+                state.settings,
+                state.claimed,
+                subject,
+                outcome,
+                state.now,
+                window=window,
+                inhibit_rule=rules.get(subject.name),
+                source=sources.get(subject.name),
+            ),
         )
+    for subject, evaluated in state.evaluated:  # reported in the run's order
+        outcome, recorded = results[id(evaluated)]
         if isinstance(recorded, Claim):  # another run took the window over
             state.report.skipped.append(recorded)
             continue

@@ -11,6 +11,7 @@ from dataclasses import replace
 from sqlalchemy.engine import Connection
 
 from alerting import record_outcome
+from alerting.inhibition import InhibitRule
 from alerting.model import RUNBOOK_LINK
 from checkers.outcome import CheckOutcome
 from checks import QualityCheck
@@ -41,6 +42,8 @@ def record(
     now: dt.datetime,
     *,
     window: tuple[dt.datetime, dt.datetime] | None,
+    inhibit_rule: InhibitRule | None = None,
+    source: str | None = None,
 ) -> bool | Claim:
     """Record the outcome, its incident, outbox rows and done claim in one transaction: True, or
     False when the database is unavailable and the outcome was spooled instead. When our lease ran
@@ -64,6 +67,8 @@ def record(
             mutes=settings.mutes,
             links=links,
             page_url=settings.serve_url,
+            inhibit_rule=inhibit_rule,
+            source=source,
         )
         claimed.done(connection, subject.name, run.run_id, outcome.status.value)
 

@@ -75,6 +75,8 @@ def test_config_builds_receivers_policies_and_silences(tmp_path):
         ('[failing_rows]\nbase_url = "ftp://x/rows"\n', "must be an http(s) URL"),
         ('[policies.default]\nroutes = { console = "loud" }\n', "needs a level (WARNING"),
         ('[[silences]]\ncheck = "a"\n', "needs starts_at, ends_at"),
+        ('[policies.default]\ngroup_by = "owner"\n', "group_by takes a list of owner, tag, source"),
+        ('[policies.default]\ngroup_by = ["team"]\n', 'e.g. group_by = ["owner"]; got'),
     ],
 )
 def test_config_errors_are_refused_by_name(tmp_path, text, message):

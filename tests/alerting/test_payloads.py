@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from alerting import IncidentStatus, Notification, NotifyReason
+from alerting.grouping import with_member
+from alerting.model import PAGE_LINK
 from alerting.receivers import build_email, pagerduty_event, slack_calls
 from checkers import AlertLevel
 from tests.alerting.conftest import T0, outcome
@@ -239,3 +241,32 @@ def test_email_tells_an_acknowledgement_and_a_resolution_as_expected():
     text = email_parts(expected)["bodies"]["text/plain"]  # type: ignore[index]
     assert text.startswith("Resolved: Marked expected by @ana: the backfill.")
     assert pagerduty_event(expected, "KEY")["event_action"] == "resolve"
+
+
+def test_a_group_root_lists_its_members_and_a_member_replies_in_the_thread_only():
+    member = replace(
+        notification(check="orders_<!channel>"),
+        incident_id=43,
+        level=AlertLevel.CRITICAL,
+        links={PAGE_LINK: "https://dq.example.com/incidents/43"},
+    )
+    root = with_member(notification(), member, "3 of 120 elements failing")
+    assert root.level is AlertLevel.CRITICAL and Notification.from_json(root.to_json()) == root
+    [post] = slack_calls(root, {}, "C1")
+    listed = json.dumps(post.args["blocks"])
+    assert "Also opened in this run (1)" in listed and "orders_&lt;!channel&gt;" in listed
+    assert "<!channel>" not in listed and "incidents/43|incident" in listed
+    assert "(+1 more opened in this run)" in str(post.args["text"])
+    mail = build_email(root, sender="dq@example.com", recipients=["a@b.c"], domain="example.com")
+    assert "orders_<!channel>: 3 of 120 elements failing" in mail.get_body(("plain",)).get_content()
+    assert pagerduty_event(root, "KEY")["payload"]["severity"] == "critical"  # type: ignore[index]
+
+    resolved = replace(
+        notification(NotifyReason.RESOLVED),
+        thread_incident_id=41,
+        thread_fingerprint="f" * 32,
+    )
+    [reply] = slack_calls(resolved, {"channel": "C1", "ts": "1.1"}, "C1")  # no root edit
+    assert reply.args["thread_ts"] == "1.1" and str(reply.args["text"]).startswith("orders_have")
+    threaded = build_email(resolved, sender="dq@example.com", recipients=["a@b.c"], domain="x")
+    assert threaded["In-Reply-To"] == f"<dq.{'f' * 16}.41.1@x>"

@@ -59,6 +59,7 @@ def _define(**attributes: object) -> type:
         ({"parser": 42}, "parser must be a Parser, a dict of them or a method"),
         ({"checker": "amount > 0"}, "checker must be a method"),
         ({"name": "Orders"}, "name 'Orders': use lowercase letters"),
+        ({"inhibits": "yes"}, "inhibits must be True or False, got 'yes'"),
     ],
 )
 def test_a_wrong_attribute_is_refused_with_a_fix(attributes, message):

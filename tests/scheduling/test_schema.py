@@ -1,6 +1,7 @@
 """The project database's composed schema: one registry over every package's tables, and the
 metric history and engine states brought under migration 9 (created on a fresh database; a
-database that had them keeps them: tests/upgrade), triage's tables and columns by migration 10."""
+database that had them keeps them: tests/upgrade), triage's tables and columns by migration 10,
+grouping's columns by 11."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ HISTORY_AND_STATES = {"dq_metrics", "dq_states"}
 
 
 def test_the_registry_numbers_every_version_once():
-    assert [version for version, _ in MIGRATIONS] == list(range(1, 11))
+    assert [version for version, _ in MIGRATIONS] == list(range(1, 12))
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -46,7 +47,7 @@ def test_a_fresh_database_gets_every_packages_tables(kind, tmp_path):
             assert found == expected
             with engine.connect() as connection:
                 versions = connection.exec_driver_sql("SELECT version FROM dq_schema_versions")
-                assert sorted(versions.scalars()) == list(range(1, 11))
+                assert sorted(versions.scalars()) == list(range(1, 12))
         finally:
             engine.dispose()
 
@@ -59,7 +60,7 @@ def test_migration_9_creates_history_and_states_a_database_never_had(tmp_path, m
     assert migrate(engine) == 8
     assert not HISTORY_AND_STATES & set(sa.inspect(engine).get_table_names())
     monkeypatch.undo()
-    assert migrate(engine) == 10
+    assert migrate(engine) == 11
     assert set(sa.inspect(engine).get_table_names()) >= HISTORY_AND_STATES
 
 
@@ -82,7 +83,7 @@ def test_migration_10_adds_triage_to_a_version_9_database_keeping_its_incidents(
             " VALUES ('c*', '2026-01-01', '2026-01-02', 'why', 'ana')"
         )
     monkeypatch.undo()
-    assert migrate(engine) == 10
+    assert migrate(engine) == 11
     inspector = sa.inspect(engine)
     assert {"acknowledged_by_name", "acknowledged_level", "resolved_as"} <= {
         c["name"] for c in inspector.get_columns("dq_incidents")

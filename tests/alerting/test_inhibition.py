@@ -1,0 +1,140 @@
+"""Inhibition through the tick: a late source's freshness check (`inhibits = True`) and three checks
+over the same Parquet source fail in one run: one Slack root (the freshness incident) listing the
+three in its thread, one PagerDuty trigger. Once the source arrives and one of the three still
+fails, that one notifies on its own. Real Spark, Slack and PagerDuty stand-ins on loopback,
+SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from pyspark.sql import functions as F
+
+from alerting import EscalationPolicy
+from checkers import AlertLevel, FixedLevel, PredicateSingleDatasetChecker, Status
+from checkers.parsers import ParquetParser
+from checks import QualityCheck
+from scheduling.runner import run_checks
+from scheduling.schema import project_database
+from scheduling.settings import Settings
+from tests.scheduling.databases import fresh_database
+
+T0 = dt.datetime(2026, 11, 22, 7, 0, tzinfo=dt.UTC)
+TODAY = 2
+KINDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+LAKE = {"path": ""}  # the test's Parquet directory, read when a check runs
+
+
+def flights_path() -> str:
+    return LAKE["path"]
+
+
+FLIGHTS = ParquetParser(flights_path, schema="day int, carrier string, amount int")
+
+
+def today_holds(data, condition):
+    """One row: whether today's rows hold `condition` (False when there are none)."""
+    today = data.where(F.col("day") == TODAY)
+    return today.agg(F.coalesce(condition, F.lit(False)).alias("ok"))
+
+
+class _OverFlights(QualityCheck, register=False):
+    abstract = True
+    parser = FLIGHTS
+    owner = "flights-team"
+    alert_level = FixedLevel(AlertLevel.ERROR)
+
+
+class FlightsFresh(_OverFlights, register=False):
+    name = "inhibit_flights_fresh"
+    inhibits = True
+
+    def checker(self, data):
+        return PredicateSingleDatasetChecker(today_holds(data, F.count("*") > 0), "ok")
+
+
+class FlightsCarriers(_OverFlights, register=False):
+    name = "inhibit_flights_carriers"
+
+    def checker(self, data):
+        counted = F.count(F.col("carrier")) > 0
+        return PredicateSingleDatasetChecker(today_holds(data, counted), "ok")
+
+
+class FlightsAmounts(_OverFlights, register=False):
+    name = "inhibit_flights_amounts"
+
+    def checker(self, data):
+        return PredicateSingleDatasetChecker(today_holds(data, F.min("amount") > 0), "ok")
+
+
+class FlightsVolume(_OverFlights, register=False):
+    name = "inhibit_flights_volume"
+
+    def checker(self, data):
+        return PredicateSingleDatasetChecker(today_holds(data, F.count("*") >= 2), "ok")
+
+
+CHECKS = [FlightsCarriers, FlightsFresh, FlightsAmounts, FlightsVolume]
+EXPLAINED = ["inhibit_flights_amounts", "inhibit_flights_carriers", "inhibit_flights_volume"]
+
+
+@pytest.fixture(params=KINDS)
+def settings(request, tmp_path, receivers):
+    with fresh_database(request.param, tmp_path) as url:
+        engine = project_database(url)
+        policy = EscalationPolicy(
+            routes={"slack": AlertLevel.WARNING, "pagerduty": AlertLevel.ERROR}, repeat_every=None
+        )
+        chosen = {name: receivers[name] for name in ("slack", "pagerduty")}
+        yield Settings(engine, chosen, policy, state_dir=tmp_path / "state")
+        engine.dispose()
+
+
+def write_flights(spark, tmp_path, rows):
+    path = tmp_path / "lake" / f"flights_{len(list(tmp_path.glob('lake/*')))}"
+    spark.createDataFrame(rows, "day int, carrier string, amount int").write.parquet(str(path))
+    LAKE["path"] = str(path)
+
+
+def test_a_late_source_notifies_once_and_lists_what_it_explains(
+    settings, spark, tmp_path, slack, pagerduty
+):
+    write_flights(spark, tmp_path, [(1, "AA", 10), (1, "UA", 12)])  # today's day is late
+    late = run_checks(CHECKS, now=T0, settings=settings, spark=spark)
+    assert [o.status for o in late.outcomes] == [Status.FAILED] * 4
+    assert [o.check for o in late.outcomes] == [c.name for c in CHECKS]  # the run's order
+
+    [root] = slack.roots()
+    assert "inhibit_flights_fresh" in root.text
+    lines = [reply.text for reply in slack.replies(root)]
+    assert len(lines) == 3
+    assert all("Also failing, probably because" in line for line in lines)
+    assert sorted(name for name in EXPLAINED for line in lines if name in line) == EXPLAINED
+    flights_dir = LAKE["path"].rsplit("/", 1)[-1]
+    assert all(f"because {flights_dir} is late" in line for line in lines)
+    assert [e["event_action"] for e in pagerduty.events] == ["trigger"]
+    assert pagerduty.events[0]["payload"]["component"] == "inhibit_flights_fresh"
+
+    # the source arrives; amounts are still wrong: that check now notifies on its own
+    write_flights(spark, tmp_path, [(1, "AA", 10), (2, "AA", 11), (2, "UA", -5)])
+    arrived = run_checks(CHECKS, now=T0 + dt.timedelta(hours=1), settings=settings, spark=spark)
+    statuses = {o.check: o.status for o in arrived.outcomes}
+    assert statuses == {
+        "inhibit_flights_carriers": Status.PASSED,
+        "inhibit_flights_fresh": Status.PASSED,
+        "inhibit_flights_amounts": Status.FAILED,
+        "inhibit_flights_volume": Status.PASSED,
+    }
+    roots = slack.roots()
+    assert [r.text.split(": ")[1] for r in roots] == [
+        "inhibit_flights_fresh",
+        "inhibit_flights_amounts",
+    ]
+    assert "Resolved" in slack.replies(roots[0])[-1].text
+    assert slack.replies(roots[1]) == []
+    actions = [(e["event_action"], e["dedup_key"]) for e in pagerduty.events]
+    assert [a for a, _ in actions] == ["trigger", "resolve", "trigger"]
+    assert actions[0][1] == actions[1][1] != actions[2][1]
+    assert pagerduty.events[2]["payload"]["component"] == "inhibit_flights_amounts"
