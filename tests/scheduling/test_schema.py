@@ -28,6 +28,7 @@ TABLES = {
     "dq_incident_events",
     "dq_metric_annotations",
     "dq_known_broken_keys",
+    "dq_metric_periods",
 }
 #: Keys longer than MariaDB allows (3,072 bytes in utf8mb4): not created there.
 HISTORY_AND_STATES = {"dq_metrics", "dq_states"}
