@@ -209,3 +209,10 @@ def _moment(text: str | None) -> dt.datetime | None:
         return None
     moment = dt.datetime.fromisoformat(text)
     return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+
+
+def os_user() -> str:
+    """Who is at the terminal: `USER`, else the account's name (silences, triage, annotations)."""
+    import getpass
+
+    return os.environ.get("USER") or getpass.getuser()

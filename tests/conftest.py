@@ -30,6 +30,9 @@ TEST_CONFIG = {
     # Tests run thousands of small jobs in short-lived JVMs: the quick JIT tier alone and the serial
     # collector spend a quarter less CPU than the server defaults (benchmarks keep the defaults).
     "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+    # The Connect pass's server takes any free port (its client finds it): the classic pass, run
+    # beside it by `make test`, starts Connect servers of its own.
+    **({"spark.connect.grpc.binding.port": "0"} if CONNECT else {}),
     # JDBC drivers installed from Debian (a local Connect server takes them from here too).
     **({"spark.jars": ",".join(jars)} if (jars := driver_jars()) else {}),
 }

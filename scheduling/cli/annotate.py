@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import getpass
-import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -19,6 +17,7 @@ from sqlalchemy.engine import Engine
 from alerting.tables import runs
 from scheduling.cli.exits import EXIT_OK, EXIT_USAGE
 from scheduling.cli.times import parse_time
+from scheduling.config import os_user
 
 if TYPE_CHECKING:
     from checkers.metrics.annotations import Period
@@ -80,7 +79,7 @@ def annotate_command(args: argparse.Namespace, words: list[str]) -> int:
     if not _has_runs(engine, check) and check not in args.project.checks():
         print(f"dq history annotate: no check named {check!r}", file=sys.stderr)
         return EXIT_USAGE
-    who = args.by or os.environ.get("USER") or getpass.getuser()
+    who = args.by or os_user()
     with engine.begin() as connection:
         add_period(connection, check, period, created_by=who, now=parse_time(None))
     print(f"{check}: {describe(period)} (by {who})")

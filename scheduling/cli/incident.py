@@ -17,12 +17,10 @@ if TYPE_CHECKING:
 
 def cli_actor() -> Actor:
     """The OS user running `dq`."""
-    import getpass
-    import os
-
     from alerting.triage import Actor
+    from scheduling.config import os_user
 
-    user = os.environ.get("USER") or getpass.getuser()
+    user = os_user()
     return Actor(user, user, "cli")
 
 

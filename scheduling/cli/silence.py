@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
 
@@ -12,8 +11,6 @@ from scheduling.cli.times import iso_text, parse_time
 
 
 def silence_command(args: argparse.Namespace) -> int:
-    import getpass
-
     from alerting.mutes import Silence
     from alerting.silences import (
         current_silences,
@@ -23,6 +20,7 @@ def silence_command(args: argparse.Namespace) -> int:
         parse_duration,
         store_silence,
     )
+    from scheduling.config import os_user
 
     now = parse_time(args.at)
     settings = args.project.settings
@@ -32,7 +30,7 @@ def silence_command(args: argparse.Namespace) -> int:
                 args.pattern,
                 now=now,
                 comment=args.comment,
-                created_by=args.by or os.environ.get("USER") or getpass.getuser(),
+                created_by=args.by or os_user(),
                 duration=parse_duration(args.duration) if args.duration else None,
                 until=parse_time(args.until) if args.until else None,
                 starts_at=parse_time(args.starts) if args.starts else None,

@@ -16,8 +16,6 @@ ROOT = Path(__file__).resolve().parents[2]
 READERS = {
     "scheduling/config.py": "the one reader",
     "scheduling/cli/console.py": "NO_COLOR and TERM, the terminal's conventions",
-    "scheduling/cli/silence.py": "USER, who adds a silence",
-    "scheduling/cli/incident.py": "USER, who acts on an incident",
 }
 
 
