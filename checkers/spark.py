@@ -83,10 +83,6 @@ def spark_session(
     driver_here = kind == "master" or not url.startswith("sc://")
     if driver_here:
         settings = {**DEFAULT_CONFIG, **settings}
-        if kind == "remote":
-            # A Spark Connect server started in this process: any free port (the client finds it),
-            # so that two runs on one machine do not both ask for 15002.
-            settings.setdefault("spark.connect.grpc.binding.port", "0")
         if url.startswith("local"):
             # Python predicates run in worker processes: give them this interpreter (its packages).
             # Outside spark-submit, PySpark reads only PYSPARK_PYTHON (else `python3` on PATH).

@@ -7,11 +7,13 @@ import logging
 import os
 import sys
 from collections.abc import Iterator
+from contextlib import nullcontext
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
 from checkers.jdbc_drivers import driver_jars
+from tests.local_connect import local_connect_port
 
 # Python UDF workers (Python predicates) must run this interpreter, which has pandas and pyarrow.
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -30,9 +32,6 @@ TEST_CONFIG = {
     # Tests run thousands of small jobs in short-lived JVMs: the quick JIT tier alone and the serial
     # collector spend a quarter less CPU than the server defaults (benchmarks keep the defaults).
     "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
-    # The Connect pass's server takes any free port (its client finds it): the classic pass, run
-    # beside it by `make test`, starts Connect servers of its own.
-    **({"spark.connect.grpc.binding.port": "0"} if CONNECT else {}),
     # JDBC drivers installed from Debian (a local Connect server takes them from here too).
     **({"spark.jars": ",".join(jars)} if (jars := driver_jars()) else {}),
 }
@@ -46,9 +45,10 @@ def spark() -> Iterator[SparkSession]:
     builder = builder.remote("local[2]") if CONNECT else builder.master("local[2]")
     for key, value in TEST_CONFIG.items():
         builder = builder.config(key, value)
-    session = builder.getOrCreate()
-    yield session
-    session.stop()
+    with local_connect_port() if CONNECT else nullcontext():
+        session = builder.getOrCreate()
+        yield session
+        session.stop()
 
 
 @pytest.fixture
@@ -96,14 +96,18 @@ HEAVY_FIRST = (
     "tests/checks/test_incremental.py",
     "tests/scheduling/test_newcomer.py",
 )
+#: Handed out last: it waits for the Connect pass's local server to stop (tests/local_connect.py).
+LAST = ("tests/scheduling/test_cli_output.py",)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if config.pluginmanager.hasplugin("xdist"):
         for item in items:
             item.add_marker(pytest.mark.xdist_group(xdist_group_of(item)))
-        rank = {group: i for i, group in enumerate(HEAVY_FIRST)}
-        items.sort(key=lambda item: rank.get(xdist_group_of(item), len(rank)))  # stable
+        rank = {group: i for i, group in enumerate(HEAVY_FIRST)} | {
+            g: len(HEAVY_FIRST) + 1 for g in LAST
+        }
+        items.sort(key=lambda item: rank.get(xdist_group_of(item), len(HEAVY_FIRST)))  # stable
     select_connect_pass(config, items)
 
 

@@ -59,9 +59,7 @@ def test_a_remote_url_gets_a_working_spark_connect_session(spark, monkeypatch, t
     from checkers.spark_logs import CONNECT_PROGRESS_ENV, SPARK_LOG_ENV
 
     assert is_connect(spark)  # run by the Connect pass only
-    from pyspark.sql.connect.client.core import ChannelBuilder
-
-    port = ChannelBuilder.default_port()  # the port the Connect pass's local server took
+    port = spark.conf.get("spark.connect.grpc.binding.port", "15002")
     monkeypatch.setenv("DQ_SPARK_REMOTE", f"sc://localhost:{port}")
     monkeypatch.setenv(SPARK_LOG_ENV, str(tmp_path / "spark.log"))
     monkeypatch.setenv(CONNECT_PROGRESS_ENV, "1")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from scheduling.cli import main
 from scheduling.cli.exits import EXIT_ERROR, EXIT_OK
+from tests.local_connect import local_connect_port
 from tests.scheduling.cli_output_checks import write_data
 
 REPO = Path(__file__).resolve().parents[2]
@@ -89,9 +90,10 @@ def test_json_is_one_document_and_nothing_else_over_spark_connect(tmp_path):
     write_data(tmp_path)
     env = project_env(tmp_path) | {"DQ_SPARK_REMOTE": "local[2]"}
     command = [sys.executable, "-m", "scheduling.cli", "run", "--due", "--json", "--at", AT]
-    run = subprocess.run(
-        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
-    )
+    with local_connect_port():  # not while the Connect pass's own local server runs
+        run = subprocess.run(
+            command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+        )
     assert run.returncode == EXIT_ERROR, run.stdout + run.stderr
     document = json.loads(run.stdout)  # the whole of stdout
     assert document["exit_code"] == EXIT_ERROR and document["at"] == "2026-11-22T06:00:00+00:00"
