@@ -201,30 +201,6 @@ class MetricsRepository:
             )
         ]
 
-    def expected_values(
-        self,
-        analyzer: Analyzer,
-        *,
-        source_table: str,
-        before: dt.datetime,
-        tags: Mapping[str, str] | None = None,
-        per_partition: bool = False,
-        exclude_partition: str | None = None,
-    ) -> list[float]:
-        """The values of the points of `series` a person annotated as expected."""
-        return [
-            value
-            for record, value, _ in self._points(
-                analyzer,
-                source_table=source_table,
-                before=before,
-                tags=tags,
-                per_partition=per_partition,
-                exclude_partition=exclude_partition,
-            )
-            if record.expected
-        ]
-
     def annotated_series(
         self,
         analyzer: Analyzer,

@@ -99,9 +99,8 @@ def test_expected_anomaly_passes_next_time_and_history_shows_it(settings, spark,
         300.0,
         False,  # the flagged point, normal now: it trains the strategy
     )
-    assert repository.expected_values(Size(), source_table="orders", before=later, tags=TAGS) == [
-        300.0
-    ]
+    points = repository.annotated_series(Size(), source_table="orders", before=later, tags=TAGS)
+    assert [point.value for point in points if point.expected] == [300.0]
 
     again = run(settings, spark, later)  # the same value the next day
     assert again.status is Status.PASSED, again.sample
