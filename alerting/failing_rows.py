@@ -11,6 +11,7 @@ import socket
 from pathlib import Path
 
 from checkers.outcome import CheckOutcome
+from checkers.private_files import PRIVATE_FILE, private_directory
 
 #: Where failing rows are published, and where they are written (dq.toml [failing_rows]).
 FAILING_ROWS_URL_ENV = "DQ_FAILING_ROWS_URL"
@@ -60,8 +61,10 @@ class FailingRowsLog:
             return None
         relative = Path(outcome.check) / f"{now.strftime('%Y%m%dT%H%M%SZ')}.jsonl"
         target = self.directory / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with target.open("w", encoding="utf-8") as out:
+        private_directory(target.parent)  # samples hold unmasked columns: owner-only
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
+        os.fchmod(fd, PRIVATE_FILE)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
             for row in outcome.to_dict()["sample"]:  # type: ignore[attr-defined]
                 out.write(json.dumps(row, sort_keys=True) + "\n")
         return relative.as_posix()

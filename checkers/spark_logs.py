@@ -11,6 +11,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from checkers.private_files import PRIVATE_FILE, private_directory
+
 SPARK_LOG_ENV = "DQ_SPARK_LOG"
 CONSOLE = "stderr"
 #: The same variables as scheduling.airflow.worker_config (checkers may not import scheduling).
@@ -71,10 +73,10 @@ def jvm_output_to(path: Path | None) -> Iterator[None]:
 def _open_log(path: Path) -> int:
     from checkers.project_db import utc_now
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_directory(path.parent)
     if path.exists() and path.stat().st_size > ROTATE_BYTES:
         os.replace(path, path.with_name(path.name + ".1"))
-    target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_FILE)
     command = " ".join(sys.argv)
     os.write(target, f"--- {utc_now().isoformat()} pid {os.getpid()}: {command}\n".encode())
     return target

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import sqlite3
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -37,8 +38,15 @@ _UNAVAILABLE = (
 
 def unavailable(exc: BaseException) -> bool:
     """Whether `exc` says the project database cannot be used now, as opposed to a conflict or a
-    bug (IntegrityError, ProgrammingError...) that must surface."""
-    return isinstance(exc, _UNAVAILABLE)
+    bug (IntegrityError, ProgrammingError...) that must surface. A corrupt or foreign SQLite file
+    ("file is not a database", "disk image is malformed") is an outage too."""
+    return isinstance(exc, _UNAVAILABLE) or corrupt_sqlite(exc)
+
+
+def corrupt_sqlite(exc: BaseException) -> bool:
+    """Whether `exc` is SQLite saying its file is not a (sound) database."""
+    original = getattr(exc, "orig", exc)
+    return type(original) is sqlite3.DatabaseError  # its subclasses are conflicts and bugs
 
 
 def describe(exc: BaseException, url: URL) -> str:
@@ -134,13 +142,15 @@ def record_or_spool(
                 raise
             database_unavailable(settings, exc)
     spool = Spool(settings.spool_dir)
-    spool.append(SpoolEntry(outcome.check, outcome, now, window, dict(links or {})))
-    print(
-        f"dq: not recorded, spooled to {spool.path} for the next run that can write: "
-        f"{outcome.summary()}",
-        file=sys.stderr,
-        flush=True,
-    )
+    entry = SpoolEntry(outcome.check, outcome, now, window, dict(links or {}))
+    try:
+        spool.append(entry)
+        said = f"spooled to {spool.path} for the next run that can write"
+    except OSError as exc:  # the state disk too: stderr is all that is left, so all of it
+        said = (
+            f"not spooled either ({spool.path}: {exc.strerror or exc}); in full: {entry.to_json()}"
+        )
+    print(f"dq: not recorded, {said}: {outcome.summary()}", file=sys.stderr, flush=True)
     if outcome.alerting:
         print(alert_line(outcome), file=sys.stderr, flush=True)
     return False

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from checkers.outcome import CheckOutcome
+from checkers.private_files import private_directory, private_file
 
 log = logging.getLogger(__name__)
 
@@ -87,8 +88,8 @@ class Spool:
     def _locked(self) -> Iterator[None]:
         # A separate lock file: the spool itself is replaced by a replay, and an appender that
         # opened the old file would write into an unlinked inode.
-        self.directory.mkdir(parents=True, exist_ok=True)
-        with (self.directory / "spool.lock").open("a") as lock:
+        private_directory(self.directory)
+        with private_file(self.directory / "spool.lock").open("a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 yield

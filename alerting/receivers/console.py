@@ -10,6 +10,7 @@ from pathlib import Path
 from alerting.model import Notification, NotifyReason
 from alerting.receivers.base import Delivery, Thread
 from alerting.render import headline, still_failing, title
+from checkers.private_files import private_file
 
 log = logging.getLogger("dq.alerts")
 
@@ -54,8 +55,7 @@ class FileReceiver:
         self, notification: Notification, thread: Thread, step: int, *, in_flight: bool = False
     ) -> Delivery:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as out:
+            with private_file(self.path).open("a", encoding="utf-8") as out:
                 record = json.loads(notification.to_json())
                 record.update(
                     title=title(notification),

@@ -27,6 +27,7 @@ from checkers.metrics._serde import (
     encode_state,
 )
 from checkers.metrics.frequencies import FrequencyState, StoredTable
+from checkers.private_files import private_directory
 
 Record = dict[str, Any]
 #: A state as loaded: a stored frequency table comes back unopened, to be merged in one scan.
@@ -200,7 +201,7 @@ class FileStateStore(RecordStore):
 
     def _write(self, dataset: str, partition: str, records: Mapping[str, Record]) -> None:
         directory = self._partition_dir(dataset, partition)
-        directory.mkdir(parents=True, exist_ok=True)
+        private_directory(directory)
         merged = {**self._read(dataset, partition), **records}
         body = {"dataset": dataset, "partition": partition, "states": merged}
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".states-", suffix=".tmp")

@@ -10,6 +10,8 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from checkers.private_files import private_file
+
 DATABASE_ENV = "DQ_DATABASE_URL"
 DEFAULT_DATABASE = ".dq/dq.db"
 #: SQLite waits this long for another process's write lock before "database is locked".
@@ -27,12 +29,17 @@ def database_url(url: str | None = None) -> str:
 def database_engine(url: str | None = None) -> Engine:
     """An engine on the project database (a SQLite file's folder is created); not migrated."""
     resolved = database_url(url)
-    if resolved.startswith("sqlite:///"):
-        Path(resolved.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+    if resolved.startswith("sqlite:///") and not _in_memory(resolved):
+        private_file(resolved.removeprefix("sqlite:///").split("?")[0])  # it holds row samples
     parsed = sa.engine.make_url(resolved)
     if parsed.get_backend_name() == "sqlite":
         return _sqlite_engine(resolved)
     return sa.create_engine(resolved, pool_pre_ping=True, connect_args=timeouts(parsed))
+
+
+def _in_memory(url: str) -> bool:
+    path = url.removeprefix("sqlite:///").split("?")[0]
+    return path in ("", ":memory:") or path.startswith("file::memory:")
 
 
 def timeouts(url: sa.engine.URL) -> dict[str, object]:

@@ -3,9 +3,10 @@ annotate it for anomaly detection), write the DAG manifest and the HTML report, 
 triage incidents, validate check definitions, check a worker's environment (`dq doctor`), serve
 Slack triage and the live pages (`dq serve`). Exit codes (scheduling/cli/exits.py): 0 all passed
 or tolerated, 1 a check FAILED (`dq validate`: a check definition has a problem), 2 usage error,
-3 a check could not run (a broken definition included), 4 the project database was unavailable
-(outcomes spooled), 5 `dq run --full` found an incremental check whose stored states drifted, 70
-dq itself crashed (one line on stderr, the traceback in $DQ_STATE_DIR/logs/dq.log)."""
+3 a check could not run (a broken definition included), 4 the project database or the state
+disk was unavailable (outcomes spooled, or recorded without a failing-rows link), 5 `dq run
+--full` found an incremental check whose stored states drifted, 70 dq itself crashed (one line
+on stderr, the traceback in $DQ_STATE_DIR/logs/dq.log)."""
 
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ import sys
 import traceback
 from pathlib import Path
 
+from checkers.private_files import private_file
 from checkers.project_db import utc_now
 from checkers.spark_logs import log_dir, spark_log
 from scheduling.cli.exits import EXIT_CRASH
@@ -24,8 +25,7 @@ def _first_line(exc: BaseException) -> str:
 
 def _write(path: Path, text: str) -> bool:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as log:
+        with private_file(path).open("a", encoding="utf-8") as log:
             log.write(text)
         return True
     except OSError:

@@ -1,7 +1,8 @@
 """`dq doctor`: whether this worker can run checks. One finding per concern, each OK or FAIL
 with how to fix it: the worker's paths (under Airflow), the project database (reachable and
-migrated), the checks (they import), Spark (it answers) and its executors (they run Python
-predicates: pandas, pyarrow and the shipped check packages import there)."""
+migrated, or how to recover a corrupt SQLite file), private files, the checks (they import),
+Spark (it answers) and its executors (they run Python predicates: pandas, pyarrow and the
+shipped check packages import there)."""
 
 from __future__ import annotations
 
@@ -12,17 +13,23 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
+from checkers.private_files import looser_than_private
 from checkers.project_db import database_url, schema_versions
 from checkers.project_db.engine import timeouts as _timeouts
 from checkers.shipping import DEPLOYMENT_DOC, explain_worker_error, ship_checks
 from scheduling.airflow.worker_config import worker_problems
 from scheduling.config import Config
-from scheduling.outage import describe
+from scheduling.outage import corrupt_sqlite, describe
 from scheduling.schema import MIGRATIONS
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+#: A corrupt SQLite file: runs meanwhile spool their outcomes (operations §7).
+_RECOVER = (
+    "move the file aside (keep it: `sqlite3 FILE .recover` may save its history) or restore a "
+    "backup; the next run creates a fresh database and records the spooled outcomes"
+)
 #: Modules a Python predicate needs on the executors besides the check packages.
 ARROW_MODULES = ("pandas", "pyarrow")
 
@@ -63,6 +70,8 @@ def database_finding(url: str | None = None) -> Finding:
                 query = sa.select(schema_versions.c.version)
                 applied = set(connection.execute(query).scalars())
     except sa.exc.SQLAlchemyError as exc:
+        if corrupt_sqlite(exc):
+            return Finding("database", False, f"corrupt: {describe(exc, where)}", _RECOVER)
         fix = "check DQ_DATABASE_URL, that the server runs and that this worker can reach it"
         return Finding("database", False, f"unreachable: {describe(exc, where)}", fix)
     finally:
@@ -78,6 +87,21 @@ def database_finding(url: str | None = None) -> Finding:
         fix = "any dq command that opens the database migrates it (e.g. `dq history`)"
         return Finding("database", False, detail, fix)
     return Finding("database", True, f"{shown}: schema version {current} (current)")
+
+
+def files_finding(config: Config) -> Finding:
+    """The state directory, its spool and failing rows, and a SQLite database hold row samples:
+    readable by their owner alone."""
+    url = sa.engine.make_url(database_url(config.database_url))
+    state = config.state_path
+    paths = [state, state / "spool", state / "failing", state / "spool" / "outcomes.jsonl"]
+    if url.get_backend_name() == "sqlite" and url.database:
+        paths.append(Path(url.database))
+    loose = [f"{p} is {mode}" for p in paths if (mode := looser_than_private(p))]
+    if loose:
+        fix = "chmod 700 the folders and 600 the files (dq creates them so)"
+        return Finding("files", False, "; ".join(loose), fix)
+    return Finding("files", True, "state directory and database readable by their owner only")
 
 
 def checks_finding(packages: Sequence[str]) -> Finding:
@@ -180,6 +204,7 @@ def doctor(config: Config, *, spark: SparkSession | None = None) -> list[Finding
     findings = [
         worker_finding(config),
         database_finding(config.database_url),
+        files_finding(config),
         checks_finding(packages),
         manifest_finding(config.manifest),
     ]

@@ -10,7 +10,7 @@ EXIT_OK = 0  # every check passed or was tolerated
 EXIT_FAILED = 1  # a check FAILED
 EXIT_USAGE = 2  # unknown command or check, bad option, a configuration dq refuses
 EXIT_ERROR = 3  # a check could not run (ERROR outcome, a broken definition included)
-EXIT_INFRA = 4  # the project database was unavailable: outcomes went to stderr and the spool
+EXIT_INFRA = 4  # the project database or the state disk was unavailable (outcomes kept)
 EXIT_DRIFT = 5  # `dq run --full`: an incremental outcome differs from a recomputation
 EXIT_CRASH = 70  # an uncaught exception in dq itself (sysexits' EX_SOFTWARE)
 EXIT_INVALID = 1  # `dq validate`: a check definition has a problem
@@ -20,7 +20,7 @@ MEANINGS = {
     EXIT_FAILED: "a check failed",
     EXIT_USAGE: "usage error",
     EXIT_ERROR: "a check could not run",
-    EXIT_INFRA: "the project database was unavailable",
+    EXIT_INFRA: "the project database or the state disk was unavailable",
     EXIT_DRIFT: "stored states drifted",
     EXIT_CRASH: "dq crashed",
 }

@@ -88,7 +88,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         drift = _guard_drift(evaluated, report.outcomes, now, settings) if args.full else None
     code = run_exit_code(
         report.outcomes,
-        infrastructure=bool(report.spooled) or report.database_error is not None,
+        infrastructure=bool(report.spooled or report.local_errors)
+        or report.database_error is not None,
         drifted=drift is not None and drift.drifted,
     )
     if args.json:

@@ -55,6 +55,7 @@ def run_lines(
         lines.append(f"{len(report.delivery.pending)} notification(s) pending for the next run")
     if report.spooled:
         lines.append(f"{len(report.spooled)} outcome(s) not recorded: spooled for the next run")
+    lines += [f"local disk: {problem}" for problem in report.local_errors]
     lines += pass_lines(report.passes)
     ran = len(report.outcomes)
     lines.append(
@@ -120,6 +121,7 @@ def run_document(
         "pending_notifications": list(pending),
         "spooled": [o.check for o in report.spooled],
         "database_error": report.database_error,
+        "local_errors": list(report.local_errors),
         "drift": [{"check": r.check, "differences": list(r.differences)} for r in found.reports],
         "passes": [_pass_entry(p) for p in report.passes],
         # seconds per stage of the tick, in order (scheduling/tick/pipeline.py STAGES)

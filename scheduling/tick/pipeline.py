@@ -181,7 +181,9 @@ def record(state: TickState) -> None:
     for done, (subject, evaluated) in enumerate(order):
         state.request.progress(f"recording {done + 1}/{len(state.evaluated)}: {subject.name}")
         window = state.window_of(subject.name)
-        outcome = save_failing_rows(state.settings, evaluated, state.now)
+        outcome, problem = save_failing_rows(state.settings, evaluated, state.now)
+        if problem is not None:
+            state.report.local_errors.append(problem)
         results[id(evaluated)] = (
             outcome,
             record_one(

@@ -26,12 +26,21 @@ log = logging.getLogger(__name__)
 Subject = type[QualityCheck] | DefinitionProblem
 
 
-def save_failing_rows(settings: Settings, outcome: CheckOutcome, now: dt.datetime) -> CheckOutcome:
-    """The outcome, with where its failing sample was written for alerts to link to."""
+def save_failing_rows(
+    settings: Settings, outcome: CheckOutcome, now: dt.datetime
+) -> tuple[CheckOutcome, str | None]:
+    """The outcome, with where its failing sample was written for alerts to link to, and why it
+    could not be written (a full or read-only disk): the outcome is then recorded and alerted
+    without the link, never lost with its file."""
     if settings.failing_rows is None or not outcome.sample:
-        return outcome
-    relative = settings.failing_rows.save(outcome, now)
-    return replace(outcome, failing_rows=relative) if relative else outcome
+        return outcome, None
+    try:
+        relative = settings.failing_rows.save(outcome, now)
+    except OSError as exc:
+        problem = f"{outcome.check}: failing rows not written ({exc.strerror or exc})"
+        log.error("%s; the outcome is recorded without the link", problem)
+        return outcome, problem
+    return (replace(outcome, failing_rows=relative) if relative else outcome), None
 
 
 def record(

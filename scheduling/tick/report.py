@@ -22,6 +22,8 @@ class RunReport:
     delivery: DeliveryReport | None = None
     spooled: list[CheckOutcome] = field(default_factory=list)  # not recorded: database down
     database_error: str | None = None
+    #: What the local disk refused (failing-row files not written): the outcomes are recorded.
+    local_errors: list[str] = field(default_factory=list)
     skipped: list[Claim] = field(default_factory=list)  # windows another run holds or did
     #: What each guarded check's run did to its asset's readiness marker; `error`: not written.
     readiness: list[Readiness] = field(default_factory=list)

@@ -46,14 +46,15 @@ def test_doctor_is_green_on_a_healthy_local_setup(spark, worker_env, monkeypatch
     assert [line.split(":")[0] for line in lines] == [
         "OK   worker",
         "OK   database",
+        "OK   files",
         "OK   checks",
         "OK   manifest",
         "OK   spark",
         "OK   executors",
     ]
     assert f"schema version {CURRENT} (current)" in lines[1]
-    assert "3 check(s) from tests.scheduling.cli_fixture_checks" in lines[2]
-    assert "runs Python predicates and imports tests.scheduling.cli_fixture_checks" in lines[5]
+    assert "3 check(s) from tests.scheduling.cli_fixture_checks" in lines[3]
+    assert "runs Python predicates and imports tests.scheduling.cli_fixture_checks" in lines[6]
     manifest.write_text('{"version": 1, "checks": []}')  # an old deploy's manifest
     assert main(["doctor"]) == EXIT_ERROR
     out = capsys.readouterr().out
