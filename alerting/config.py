@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import inspect
+import os
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -117,7 +118,7 @@ def _receiver(name: str, options: Mapping[str, Any]) -> Receiver:
         )
     for key, value in options.items():
         if key.endswith("_env"):  # checked before any receiver sees it: refused, never echoed
-            env_name(key, value, owner=f"receiver {name!r} in dq.toml")
+            env_name(key, value, owner=f"receiver {name!r} in dq.toml", environ=os.environ)
     values = dict(options)
     kind = values.pop("type", None)
     if kind is None:

@@ -24,7 +24,7 @@ from alerting.render import (
     sample_text,
     title,
 )
-from checkers.env_secrets import env_name
+from checkers.env_secrets import env_name, unset_variable
 
 
 def message_id(n: Notification, sequence: int, domain: str) -> str:
@@ -174,8 +174,9 @@ class EmailReceiver:
             )
         except ssl.SSLError as exc:
             return Delivery(ok=False, error=f"TLS failed (certificate not trusted?): {exc}")
-        except KeyError as exc:
-            return Delivery(ok=False, error=f"environment variable {exc} is not set")
+        except KeyError as exc:  # which option, not the name: it may be a pasted secret
+            option = "username_env" if exc.args[0] == self.username_env else "password_env"
+            return Delivery(ok=False, error=f"{unset_variable(option, 'SMTP login')} is not set")
         except (smtplib.SMTPException, OSError) as exc:
             # a timeout or a drop after DATA went out may still have delivered the mail
             return Delivery(

@@ -13,7 +13,7 @@ from dataclasses import asdict
 from alerting.model import PAGE_LINK, Notification, NotifyReason
 from alerting.receivers.base import Delivery, Thread
 from alerting.render import group_text, headline, linkable, title
-from checkers.env_secrets import env_name
+from checkers.env_secrets import env_name, unset_variable
 from checkers.levels import AlertLevel
 
 EVENTS_URL = "https://events.pagerduty.com/v2/enqueue"
@@ -117,8 +117,7 @@ class PagerDutyReceiver:
         if not key:
             return Delivery(
                 ok=False,
-                error=f"environment variable {self.routing_key_env} "
-                "(PagerDuty routing key) is not set",
+                error=f"{unset_variable('routing_key_env', 'PagerDuty routing key')} is not set",
             )
         event = pagerduty_event(notification, key)
         if event is None:

@@ -209,7 +209,7 @@ class SlackReceiver:
         from slack_sdk import WebClient
 
         if self._client is None:
-            token = secret_from_env(self.token_env, what="Slack token")
+            token = secret_from_env(self.token_env, what="Slack token", option="token_env")
             # Retries are the delivery stage's: no hidden sleeps in the client.
             self._client = WebClient(
                 token=token,

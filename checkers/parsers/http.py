@@ -150,7 +150,7 @@ class HttpJsonParser(Parser):
         headers = {"Accept": "application/json"}
         for header, variable in self.headers_from_env:
             try:
-                headers[header] = secret_from_env(variable)
+                headers[header] = secret_from_env(variable, option=f"headers_from_env[{header!r}]")
             except LookupError as exc:
                 raise SourceError(f"{self.describe()}: {exc}") from None
         request = urllib.request.Request(url, headers=headers)

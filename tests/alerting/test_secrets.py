@@ -68,7 +68,10 @@ def test_receiver_refuses_a_secret_in_an_env_option_without_echoing_it(build, op
     ],
     ids=["slack", "pagerduty", "email", "unknown-option", "not-a-string"],
 )
-def test_dq_toml_with_a_secret_in_an_env_option_is_refused_without_echoing_it(tmp_path, receiver):
+def test_dq_toml_with_a_secret_in_an_env_option_is_refused_without_echoing_it(
+    tmp_path, receiver, monkeypatch
+):
+    monkeypatch.setenv("SMTP_USER", "dq")
     path = tmp_path / "dq.toml"
     path.write_text(f"[receivers.team]\n{receiver}\n")
     with pytest.raises(ValueError, match=r"receiver 'team' in dq.toml: \w+_env must name") as err:
@@ -76,7 +79,35 @@ def test_dq_toml_with_a_secret_in_an_env_option_is_refused_without_echoing_it(tm
     assert PASTED not in _everything_about(err.value) and "12345678" not in str(err.value)
 
 
-def test_valid_env_names_are_accepted(tmp_path):
+#: Secrets that look like variable names: a PagerDuty integration key, an alphanumeric password.
+LOOKS_LIKE_A_NAME = ["R0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d", "Summer2026Password"]
+
+
+@pytest.mark.parametrize(
+    "receiver",
+    [
+        f'type = "pagerduty"\nrouting_key_env = "{LOOKS_LIKE_A_NAME[0]}"',
+        'type = "email"\nhost = "h"\nsender = "a@b.c"\nrecipients = ["d@e.f"]\n'
+        f'username_env = "SMTP_USER"\npassword_env = "{LOOKS_LIKE_A_NAME[1]}"',
+    ],
+    ids=["pagerduty-key", "password"],
+)
+def test_a_secret_that_looks_like_a_name_is_refused_unless_such_a_variable_is_set(
+    tmp_path, receiver, monkeypatch
+):
+    monkeypatch.setenv("SMTP_USER", "dq")
+    path = tmp_path / "dq.toml"
+    path.write_text(f"[receivers.team]\n{receiver}\n")
+    with pytest.raises(ValueError, match=r"\w+_env names no environment variable set") as err:
+        load_config(path)
+    assert not any(secret in _everything_about(err.value) for secret in LOOKS_LIKE_A_NAME)
+    for secret in LOOKS_LIKE_A_NAME:  # a variable of that name set: it is a name after all
+        monkeypatch.setenv(secret, "value")
+    assert "team" in load_config(path).receivers
+
+
+def test_valid_env_names_are_accepted(tmp_path, monkeypatch):
+    monkeypatch.setenv("_DQ_SLACK_2", "xoxb-set")
     path = tmp_path / "dq.toml"
     path.write_text('[receivers.s]\ntype = "slack"\nchannel = "C1"\ntoken_env = "_DQ_SLACK_2"\n')
     assert load_config(path).receivers["s"].token_env == "_DQ_SLACK_2"  # type: ignore[attr-defined]
@@ -97,7 +128,7 @@ def test_unreadable_secrets_are_recorded_without_their_value(
 ):
     """A token with a line break inside (a multi-line paste, a mounted file) is rejected by the
     HTTP client with a message quoting the header: it must not reach last_error or the log. A
-    missing variable is named, and nothing else."""
+    missing variable is told by its option, and nothing else."""
     broken = "xoxb-first-half\nsecond-half-of-token"
     monkeypatch.setenv("DQ_TEST_SLACK_TOKEN", broken)
     monkeypatch.delenv("DQ_TEST_NO_TOKEN", raising=False)
@@ -115,8 +146,9 @@ def test_unreadable_secrets_are_recorded_without_their_value(
     report = deliver_pending(engine, receivers, T0, sleep=lambda s: None)
     assert not report.sent and not slack.calls
     errors = _last_errors(engine)
-    assert "DQ_TEST_SLACK_TOKEN" in errors["slack"] and "line break" in errors["slack"]
-    assert errors["unset"] == "environment variable DQ_TEST_NO_TOKEN (Slack token) is not set"
+    assert "named by token_env" in errors["slack"] and "line break" in errors["slack"]
+    assert errors["unset"] == "the environment variable named by token_env (Slack token) is not set"
+    assert "DQ_TEST_NO_TOKEN" not in errors["unset"]  # the name may be a pasted secret
     everything = " ".join(errors.values()) + caplog.text
     for secret_part in ("xoxb-first-half", "second-half-of-token"):
         assert secret_part not in everything
