@@ -21,6 +21,7 @@ from alerting import outbox
 from alerting.backoff import ReceiverBackoff, backoff_wait, load_backoff, save_backoff
 from alerting.outbox import Claimed
 from alerting.receivers.base import Delivery, GatheringReceiver, Receiver
+from checkers.project_db import database_clock
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +62,9 @@ def deliver_pending(
     policy = retry or RetryPolicy()
     holder = f"{socket.gethostname()[:60]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
     names = outbox.pending_receivers(engine)
+    leases = database_clock(engine)  # one clock for leases, whatever `now` or ours say
     workers = [
-        _ReceiverRun(engine, name, receivers.get(name), now, policy, holder, sleep, clock)
+        _ReceiverRun(engine, name, receivers.get(name), now, policy, holder, sleep, clock, leases)
         for name in names
     ]
     report = DeliveryReport()
@@ -90,6 +92,7 @@ class _ReceiverRun:
     holder: str
     sleep: Callable[[float], None]
     clock: Callable[[], float]
+    leases: Callable[[], dt.datetime]
     report: DeliveryReport = field(default_factory=DeliveryReport)
 
     def run(self) -> DeliveryReport:
@@ -111,7 +114,12 @@ class _ReceiverRun:
             return
         while self._left() > 0:
             claimed = outbox.claim_next(
-                self.engine, self.name, holder=self.holder, now=self._current(), lease=self._lease
+                self.engine,
+                self.name,
+                holder=self.holder,
+                now=self._current(),
+                lease=self._lease,
+                lease_now=self.leases(),
             )
             if claimed is None:
                 return
@@ -151,6 +159,7 @@ class _ReceiverRun:
                 holder=self.holder,
                 now=self._current(),
                 lease=self._lease,
+                lease_now=self.leases(),
             ):
                 log.warning("lost the lease on %s to another deliverer", claimed.dedup_key)
                 return "pending"

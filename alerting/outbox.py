@@ -33,11 +33,14 @@ class Claimed:
         return self.notification.dedup_key
 
 
-def _free(now: dt.datetime) -> sa.ColumnElement[bool]:
+def _free(now: dt.datetime, lease_now: dt.datetime) -> sa.ColumnElement[bool]:
+    """Pending, due at the run's `now`, and not leased at `lease_now`: the database's clock,
+    which every deliverer shares whatever its own clock or `--at` (a backfill beside the live
+    scheduler must not take over a row the other is sending)."""
     return sa.and_(
         n.c.status == "pending",
         sa.or_(n.c.next_attempt_at.is_(None), n.c.next_attempt_at <= now),
-        sa.or_(n.c.lease_until.is_(None), n.c.lease_until <= now),
+        sa.or_(n.c.lease_until.is_(None), n.c.lease_until <= lease_now),
     )
 
 
@@ -62,19 +65,27 @@ def _first_of_thread() -> sa.ColumnElement[bool]:
 
 
 def claim_next(
-    engine: Engine, receiver: str, *, holder: str, now: dt.datetime, lease: dt.timedelta
+    engine: Engine,
+    receiver: str,
+    *,
+    holder: str,
+    now: dt.datetime,
+    lease: dt.timedelta,
+    lease_now: dt.datetime | None = None,
 ) -> Claimed | None:
     """Lease the next deliverable row of `receiver` (threads in order), or None. Candidates are
     read without locks; each is then locked by its primary key with SKIP LOCKED on PostgreSQL
     and MariaDB (MariaDB at READ COMMITTED: a wide locking scan would hide every candidate from
     a concurrent deliverer), and leased by a conditional UPDATE whose row count says who won
-    (all SQLite has: it has no row locks, and serialises writers)."""
+    (all SQLite has: it has no row locks, and serialises writers). Leases are times of
+    `lease_now`'s clock (the database's: `checkers.project_db.database_clock`; default `now`)."""
+    lease_now = now if lease_now is None else lease_now
     for _ in range(10):  # candidates all taken by others meanwhile: look again
         with engine.connect() as connection:
             candidates = list(
                 connection.execute(
                     sa.select(n.c.id)
-                    .where(n.c.receiver == receiver, _free(now), _first_of_thread())
+                    .where(n.c.receiver == receiver, _free(now, lease_now), _first_of_thread())
                     .order_by(n.c.incident_id, n.c.sequence)
                     .limit(CANDIDATES)
                 ).scalars()
@@ -82,7 +93,7 @@ def claim_next(
         if not candidates:
             return None
         for row_id in candidates:
-            claimed = _claim(engine, int(row_id), holder=holder, now=now, lease=lease)
+            claimed = _claim(engine, int(row_id), holder=holder, now=(now, lease_now), lease=lease)
             if claimed is not None:
                 return claimed
     return None
@@ -94,7 +105,12 @@ CANDIDATES = 10
 
 
 def _claim(
-    engine: Engine, row_id: int, *, holder: str, now: dt.datetime, lease: dt.timedelta
+    engine: Engine,
+    row_id: int,
+    *,
+    holder: str,
+    now: tuple[dt.datetime, dt.datetime],
+    lease: dt.timedelta,
 ) -> Claimed | None:
     with engine.connect() as connection:
         if connection.dialect.name in ("mysql", "mariadb"):
@@ -102,15 +118,15 @@ def _claim(
         with connection.begin():
             locked = connection.execute(
                 sa.select(n.c.id)
-                .where(n.c.id == row_id, _free(now))
+                .where(n.c.id == row_id, _free(*now))
                 .with_for_update(skip_locked=True)
             ).scalar()
             if locked is None:
                 return None
             won = connection.execute(
                 n.update()
-                .where(n.c.id == row_id, _free(now))
-                .values(lease_holder=holder, lease_until=now + lease)
+                .where(n.c.id == row_id, _free(*now))
+                .values(lease_holder=holder, lease_until=now[1] + lease)
             ).rowcount
             return _load(connection, row_id) if won else None
 
@@ -147,9 +163,10 @@ def start_step(
     holder: str,
     now: dt.datetime,
     lease: dt.timedelta,
+    lease_now: dt.datetime | None = None,
 ) -> bool:
-    """Record `step` as begun (and renew the lease) before its call; False when the lease was
-    lost to another deliverer, who now owns the row."""
+    """Record `step` as begun (and renew the lease, from `lease_now`: the database's clock)
+    before its call; False when the lease was lost to another deliverer, who now owns the row."""
     with engine.begin() as connection:
         return bool(
             connection.execute(
@@ -158,7 +175,7 @@ def start_step(
                 .values(
                     step_started=step,
                     step_started_at=now,
-                    lease_until=now + lease,
+                    lease_until=(now if lease_now is None else lease_now) + lease,
                     attempts=n.c.attempts + 1,
                 )
             ).rowcount

@@ -2,7 +2,7 @@
 in production), the clock, column types every package's tables share, and the migration
 registry. Each package owns its tables and migration steps; scheduling/schema.py composes them."""
 
-from checkers.project_db.clock import as_utc, utc_now
+from checkers.project_db.clock import as_utc, database_clock, database_now, utc_now
 from checkers.project_db.columns import LongText, UtcDateTime
 from checkers.project_db.engine import (
     DATABASE_ENV,
@@ -27,7 +27,9 @@ __all__ = [
     "UtcDateTime",
     "as_utc",
     "compose",
+    "database_clock",
     "database_engine",
+    "database_now",
     "database_url",
     "migrate",
     "schema_versions",

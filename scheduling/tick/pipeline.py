@@ -14,6 +14,7 @@ from alerting import EscalationPolicy, deliver_pending
 from alerting.pipeline import open_incident_levels
 from alerting.reconcile import reconcile_mutes as reconcile
 from checkers.outcome import CheckOutcome
+from checkers.project_db import database_clock
 from checks import QualityCheck, registered
 from checks.problems import DefinitionProblem, problem_outcome
 from scheduling.claims import (
@@ -121,6 +122,7 @@ def claim_windows(state: TickState) -> None:
                 settings.engine,
                 [(w.check, w.start, w.end) for w in state.report.windows if w.check in names],
                 lease=lease,
+                clock=database_clock(settings.engine),  # the clock outbox leases use too
                 retry_errors=state.request.retry_errors,
             )
     if held is None:

@@ -56,7 +56,7 @@ def test_http_header_secrets_are_read_without_being_echoed(spark, echo, monkeypa
     assert parser.load(spark).collect()[0]["auth"] == "Bearer t0ken"
     # a line break inside makes the HTTP client refuse the header, quoting it: we refuse first
     monkeypatch.setenv("DQ_TEST_API_AUTH", "Bearer first-half\nsecond-half")
-    with pytest.raises(SourceError, match="headers_from_env.*holds a line break") as err:
+    with pytest.raises(SourceError, match=r"headers_from_env.*holds a line break") as err:
         parser.load(spark)
     text = "".join(traceback.format_exception(err.value))
     assert "first-half" not in text and "second-half" not in text
