@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from checkers.levels import AlertLevel
 
 SOURCES = ("slack", "cli", "api")
-ACTIONS = ("acknowledge", "snooze", "expected")
+ACTIONS = ("acknowledge", "snooze", "expected", "retry")
 
 
 class UnknownIncident(LookupError):

@@ -1,12 +1,13 @@
 """`dq`: list checks, see what is due, run checks, run the local scheduler, read history (and
-annotate it for anomaly detection), write the DAG manifest and the HTML report, manage silences,
-triage incidents, validate check definitions, check a worker's environment (`dq doctor`), serve
-Slack triage and the live pages (`dq serve`). Exit codes (scheduling/cli/exits.py): 0 all passed
-or tolerated, 1 a check FAILED (`dq validate`: a check definition has a problem), 2 usage error,
-3 a check could not run (a broken definition included), 4 the project database or the state
-disk was unavailable (outcomes spooled, or recorded without a failing-rows link), 5 `dq run
---full` found an incremental check whose stored states drifted, 70 dq itself crashed (one line
-on stderr, the traceback in $DQ_STATE_DIR/logs/dq.log)."""
+annotate it for anomaly detection), write the DAG manifest and the HTML report, manage silences
+and the outbox (`dq outbox list|retry`), triage incidents, validate check definitions, check a
+worker's environment (`dq doctor`), serve Slack triage and the live pages (`dq serve`). Exit
+codes (scheduling/cli/exits.py): 0 all passed or tolerated, 1 a check FAILED (`dq validate`: a
+check definition has a problem), 2 usage error, 3 a check could not run (a broken definition
+included), 4 the project database or the state disk was unavailable (outcomes spooled, or
+recorded without a failing-rows link), 5 `dq run --full` found an incremental check whose stored
+states drifted, 70 dq itself crashed (one line on stderr, the traceback in
+$DQ_STATE_DIR/logs/dq.log)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from scheduling.cli.exits import (
     EXIT_USAGE,
 )
 from scheduling.cli.incident import add_incident_commands
+from scheduling.cli.outbox import add_outbox_commands
 from scheduling.cli.project import Project
 from scheduling.cli.run import add_run_commands
 from scheduling.cli.serve import add_serve_commands
@@ -170,6 +172,7 @@ def parser() -> argparse.ArgumentParser:
     report.add_argument("--at", type=iso_text, help="ISO time of the report (default now)")
     report.set_defaults(func=_cmd_report)
     add_silence_commands(commands)
+    add_outbox_commands(commands)
     add_backtest_commands(commands)
     add_incident_commands(commands)
     add_serve_commands(commands)
