@@ -46,18 +46,38 @@ class Claim:
     run_id: int | None = None
     taken_over_from: str | None = None
     outcome_status: str | None = None  # of a done claim: passed, failed, error...
+    lease_until: dt.datetime | None = None  # of a held claim (the database's time)
 
     def describe(self) -> str:
         window = f"({self.start.isoformat()}, {self.end.isoformat()}]"
         who = holder_name(self.holder)
         if self.state is ClaimState.DONE:
             return f"{self.check}: skipped, window {window} already done by {who}"
-        return f"{self.check}: skipped, window {window} already claimed by {who}"
+        text = f"{self.check}: skipped, window {window} already claimed by {who}"
+        until = f"{self.lease_until:%H:%M:%S} UTC" if self.lease_until else "its lease ends"
+        if holder_alive(self.holder) is False:  # a dead process must not look like a live run
+            return f"{text}, which is no longer running: the window is free after {until}"
+        return text if self.lease_until is None else f"{text} (its lease runs to {until})"
 
 
 def new_holder() -> str:
     """host:pid:token; the token tells apart runs of one process."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
+def holder_alive(holder: str) -> bool | None:
+    """Whether the holder's process runs: None when it runs on another host (unknowable here)."""
+    host, _, rest = holder.partition(":")
+    pid = rest.split(":", 1)[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return None
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
 
 
 def holder_name(holder: str) -> str:
@@ -139,6 +159,7 @@ def _claim_of(row: sa.RowMapping) -> Claim:
         row["holder"],
         row["run_id"],
         outcome_status=row["outcome_status"],
+        lease_until=as_utc(row["lease_until"]) if state is ClaimState.HELD else None,
     )
 
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from checkers.outcome import CheckOutcome
+from scheduling.claims import ClaimState
 from scheduling.cli.console import Style, duration, outcome_lines, seconds, tally
 from scheduling.cli.exits import MEANINGS
 from scheduling.drift import DriftReport
@@ -58,11 +59,25 @@ def run_lines(
     lines += [f"local disk: {problem}" for problem in report.local_errors]
     lines += pass_lines(report.passes)
     ran = len(report.outcomes)
+    if (why := nothing_ran(report)) is not None:
+        lines.append(f"nothing ran: {why}; exit {code}")
+        return lines
     lines.append(
         f"{ran} check{'' if ran == 1 else 's'} in {duration(took)}: {tally(report.outcomes)}; "
         f"exit {code} ({MEANINGS.get(code, '?')})"
     )
     return lines
+
+
+def nothing_ran(report: RunReport) -> str | None:
+    """Why a run evaluated nothing although windows were due (another run holds or did them),
+    else None: a wrapper must not take such a run for a green one."""
+    if report.outcomes or not report.skipped:
+        return None
+    held = [c for c in report.skipped if c.state is ClaimState.HELD]
+    if held:
+        return f"{len(held)} window(s) held by another run, {len(report.skipped) - len(held)} done"
+    return f"all {len(report.skipped)} window(s) already done by another run"
 
 
 def pass_lines(passes: Sequence[EnginePass]) -> list[str]:
@@ -121,6 +136,8 @@ def run_document(
         "pending_notifications": list(pending),
         "spooled": [o.check for o in report.spooled],
         "database_error": report.database_error,
+        # a run that evaluated nothing because others hold or did its windows (None: it ran)
+        "nothing_ran": nothing_ran(report),
         "local_errors": list(report.local_errors),
         "drift": [{"check": r.check, "differences": list(r.differences)} for r in found.reports],
         "passes": [_pass_entry(p) for p in report.passes],

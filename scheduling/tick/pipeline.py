@@ -32,8 +32,7 @@ from scheduling.tick.evaluate import Evaluation, judge_all, load, prepare, run_e
 from scheduling.tick.inhibit_rules import inhibit_rules, source_key
 from scheduling.tick.known_broken import with_stored_keys
 from scheduling.tick.readiness import publish_readiness as publish
-from scheduling.tick.record import Subject, save_failing_rows
-from scheduling.tick.record import record as record_one
+from scheduling.tick.record import Recording, Subject, record_all, save_failing_rows
 from scheduling.tick.report import Progress, RunReport, quiet
 from scheduling.windows import Window, due_windows, last_window_ends, remember_window_ends
 
@@ -70,14 +69,20 @@ class TickState:
     evaluated: list[tuple[Subject, CheckOutcome]] = field(default_factory=list)
     #: Each outcome that was recorded (True) or spooled (False), in order.
     recorded: list[tuple[Subject, CheckOutcome, bool]] = field(default_factory=list)
+    _windows: tuple[int, dict[str, tuple[dt.datetime, dt.datetime]]] | None = None
 
     @property
     def now(self) -> dt.datetime:
         return self.request.now
 
     def window_of(self, name: str) -> tuple[dt.datetime, dt.datetime] | None:
-        found = [(w.start, w.end) for w in self.report.windows if w.check == name]
-        return found[0] if found else None
+        windows = self.report.windows
+        if self._windows is None or self._windows[0] != len(windows):  # one look-up per check
+            first: dict[str, tuple[dt.datetime, dt.datetime]] = {}
+            for w in windows:
+                first.setdefault(w.check, (w.start, w.end))
+            self._windows = (len(windows), first)
+        return self._windows[1].get(name)
 
 
 def replay_spool(state: TickState) -> None:
@@ -179,26 +184,26 @@ def record(state: TickState) -> None:
     sources = {c.name: source_key(c, state.now) for c in state.checks}
     # inhibitors first, so a failure they explain finds their incident of this run open
     order = sorted(state.evaluated, key=lambda pair: not getattr(pair[0], "inhibits", False))
-    results = {}
-    for done, (subject, evaluated) in enumerate(order):
-        state.request.progress(f"recording {done + 1}/{len(state.evaluated)}: {subject.name}")
-        window = state.window_of(subject.name)
+    state.request.progress(f"recording {len(order)} outcome(s)")
+    recordings = []
+    for subject, evaluated in order:
         outcome, problem = save_failing_rows(state.settings, evaluated, state.now)
         if problem is not None:
             state.report.local_errors.append(problem)
-        results[id(evaluated)] = (
-            outcome,
-            record_one(
-                state.settings,
-                state.claimed,
+        recordings.append(
+            Recording(
                 subject,
                 outcome,
-                state.now,
-                window=window,
+                window=state.window_of(subject.name),
                 inhibit_rule=rules.get(subject.name),
                 source=sources.get(subject.name),
-            ),
+            )
         )
+    recorded_all = record_all(state.settings, state.claimed, recordings, state.now)
+    results = {
+        id(evaluated): (item.outcome, answer)
+        for (_, evaluated), item, answer in zip(order, recordings, recorded_all, strict=True)
+    }
     for subject, evaluated in state.evaluated:  # reported in the run's order
         outcome, recorded = results[id(evaluated)]
         if isinstance(recorded, Claim):  # another run took the window over

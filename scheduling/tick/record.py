@@ -1,23 +1,26 @@
-"""Recording one outcome: its failing rows published for alerts to link to, then the run row,
-incident, outbox rows and done claim in one transaction (spooled when the database is
-unavailable). A run whose claim was taken over records nothing."""
+"""Recording outcomes: each one's failing rows published for alerts to link to, then its run row,
+incident, outbox rows and done claim in one transaction, many outcomes to a transaction (spooled
+when the database is unavailable). A run whose claim was taken over records nothing."""
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
+import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from alerting import record_outcome
 from alerting.inhibition import InhibitRule
 from alerting.model import RUNBOOK_LINK
+from alerting.recording import record_in_transaction
 from checkers.outcome import CheckOutcome
 from checks import QualityCheck
 from checks.problems import DefinitionProblem
 from scheduling.claims import Claim, ClaimLost, HeldWindows, current_claim
-from scheduling.outage import record_or_spool
+from scheduling.outage import database_unavailable, record_or_spool, unavailable
 from scheduling.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -43,51 +46,116 @@ def save_failing_rows(
     return (replace(outcome, failing_rows=relative) if relative else outcome), None
 
 
-def record(
-    settings: Settings,
-    claimed: HeldWindows,
-    subject: Subject,
-    outcome: CheckOutcome,
-    now: dt.datetime,
-    *,
-    window: tuple[dt.datetime, dt.datetime] | None,
-    inhibit_rule: InhibitRule | None = None,
-    source: str | None = None,
-) -> bool | Claim:
-    """Record the outcome, its incident, outbox rows and done claim in one transaction: True, or
-    False when the database is unavailable and the outcome was spooled instead. When our lease ran
-    out and another run took the window over, nothing is recorded: returns that run's claim."""
+@dataclass(frozen=True)
+class Recording:
+    """One outcome to record, with what its alert needs: its window, the inhibition rule it
+    sets and the source it is grouped by."""
+
+    subject: Subject
+    outcome: CheckOutcome
+    window: tuple[dt.datetime, dt.datetime] | None = None
+    inhibit_rule: InhibitRule | None = None
+    source: str | None = None
+
+
+#: Outcomes recorded per transaction: one commit (an fsync on SQLite) for many outcomes, and a
+#: transaction short enough not to hold SQLite's write lock for long.
+BATCH = 250
+
+
+def record_all(
+    settings: Settings, claimed: HeldWindows, recordings: Sequence[Recording], now: dt.datetime
+) -> list[bool | Claim]:
+    """Record each outcome with its incident, outbox rows and done claim (see `record`), up to
+    BATCH of them in one transaction: a crash or an outage rolls a batch back whole, never half
+    of one outcome. A batch with a lost claim or an outage falls back to one transaction per
+    outcome (which spools, or skips the lost window). Results in the order given."""
+    results: list[bool | Claim] = []
+    for start in range(0, len(recordings), BATCH):
+        batch = recordings[start : start + BATCH]
+        if _record_batch(settings, claimed, batch, now):
+            results += [True] * len(batch)
+        else:
+            results += [record(settings, claimed, item, now) for item in batch]
+    return results
+
+
+def _record_batch(
+    settings: Settings, claimed: HeldWindows, batch: Sequence[Recording], now: dt.datetime
+) -> bool:
+    if settings.database_error is not None or len(batch) < 2:
+        return False
+    steps = [_in_transaction(settings, claimed, item, now) for item in batch]
+    try:
+        record_in_transaction(settings.engine, lambda c: [step(c) for step in steps])
+    except ClaimLost:
+        return False  # which one: each again on its own
+    except sa.exc.SQLAlchemyError as exc:
+        if not unavailable(exc):
+            raise
+        database_unavailable(settings, exc)
+        return False
+    for item in batch:
+        claimed.finished(item.subject.name)
+    return True
+
+
+def _links(settings: Settings, item: Recording) -> dict[str, str]:
     rows = settings.failing_rows
     links = {}
-    if rows is not None and outcome.failing_rows:
-        links[rows.label] = rows.link(outcome.failing_rows)
-    runbook = getattr(subject, "runbook", None)
+    if rows is not None and item.outcome.failing_rows:
+        links[rows.label] = rows.link(item.outcome.failing_rows)
+    runbook = getattr(item.subject, "runbook", None)
     if isinstance(runbook, str) and runbook:
         links[RUNBOOK_LINK] = runbook
-    policy = settings.policy_for(subject)
+    return links
+
+
+def _in_transaction(
+    settings: Settings, claimed: HeldWindows, item: Recording, now: dt.datetime
+) -> Callable[[Connection], None]:
+    """Recording `item` inside a given transaction: run row, incident, outbox rows, done claim."""
+    links = _links(settings, item)
+    policy = settings.policy_for(item.subject)
 
     def in_transaction(connection: Connection) -> None:
         run = record_outcome(
             connection,
-            outcome,
+            item.outcome,
             policy,
             now,
-            window=window,
+            window=item.window,
             mutes=settings.mutes,
             links=links,
             page_url=settings.serve_url,
-            inhibit_rule=inhibit_rule,
-            source=source,
+            inhibit_rule=item.inhibit_rule,
+            source=item.source,
         )
-        claimed.done(connection, subject.name, run.run_id, outcome.status.value)
+        claimed.done(connection, item.subject.name, run.run_id, item.outcome.status.value)
 
+    return in_transaction
+
+
+def record(
+    settings: Settings, claimed: HeldWindows, item: Recording, now: dt.datetime
+) -> bool | Claim:
+    """Record the outcome, its incident, outbox rows and done claim in one transaction: True, or
+    False when the database is unavailable and the outcome was spooled instead. When our lease ran
+    out and another run took the window over, nothing is recorded: returns that run's claim."""
+    outcome, window = item.outcome, item.window
     try:
         return record_or_spool(
-            settings, outcome, policy, now, window=window, links=links, record=in_transaction
+            settings,
+            outcome,
+            settings.policy_for(item.subject),
+            now,
+            window=window,
+            links=_links(settings, item),
+            record=_in_transaction(settings, claimed, item, now),
         )
     except ClaimLost as lost:
         log.warning("%s; its outcome is not recorded by this run", lost)
         assert window is not None  # only windows are claimed
-        return current_claim(settings.engine, subject.name, window[0])
+        return current_claim(settings.engine, item.subject.name, window[0])
     finally:
-        claimed.finished(subject.name)
+        claimed.finished(item.subject.name)

@@ -46,7 +46,7 @@ def test_claim_held_takeover_and_done(engine):
     assert (held.state, held.holder, held.end) == (ClaimState.HELD, "a:1:x", END)
     assert held.describe() == (
         "orders: skipped, window (2026-11-22T06:45:00.123456+00:00, 2026-11-22T07:00:00+00:00]"
-        " already claimed by a:1"
+        f" already claimed by a:1 (its lease runs to {REAL + LEASE:%H:%M:%S} UTC)"
     )
 
     expired = REAL + LEASE + dt.timedelta(seconds=1)  # a:1 died: its lease ran out

@@ -6,7 +6,11 @@ that outcome; a run whose claim was taken over does not record."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
+import socket
+import subprocess
+import sys
 
 import pytest
 import sqlalchemy as sa
@@ -23,9 +27,9 @@ from scheduling.runner import run_window
 from scheduling.schema import project_database
 from scheduling.settings import Settings
 from scheduling.tables import claims
-from scheduling.tick.record import record
+from scheduling.tick.record import Recording, record, record_all
 from scheduling.windows import last_window_ends
-from tests.scheduling.cli_fixture_checks import CliDaily
+from tests.scheduling.cli_fixture_checks import CliDaily, CliLabelled, CliPositive
 
 UTC = dt.UTC
 START = dt.datetime(2026, 11, 22, 6, 45, tzinfo=UTC)  # a first run looks back one tick
@@ -69,6 +73,8 @@ def test_due_windows_claimed_elsewhere_are_skipped_then_taken_over(spark, engine
         " already claimed by otherhost:4242" in out
     )
     assert "cli_labelled: skipped" in out
+    # not a green run: it says it evaluated nothing, and why
+    assert out.rstrip().endswith("nothing ran: 2 window(s) held by another run, 0 done; exit 0")
     assert _runs(engine) == []
     # the live holder remembers its windows when it finishes; only the other check moved on
     assert last_window_ends(engine) == {"cli_daily": SEVEN}
@@ -130,6 +136,24 @@ def test_airflow_retry_returns_the_recorded_outcome_and_fails_beside_a_live_task
     assert len(_runs(engine)) == 1  # nothing evaluated again
 
 
+def test_a_holder_that_died_is_not_named_as_a_live_run(engine, capsys):
+    """A rerun right after a crash: the dead run's lease still holds the windows. The run says
+    it evaluated nothing (`nothing_ran` for a wrapper) and that the holder is gone."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    holder = f"{socket.gethostname()}:{dead.pid}:crashed"
+    for check in ("cli_positive", "cli_labelled"):
+        claim(engine, check, (START, SEVEN), holder=holder, lease=HOUR, now=utc_now())
+    assert main(["run", "--due", "--json", "--at", "2026-11-22T07:00:00"]) == EXIT_OK
+    document = json.loads(capsys.readouterr().out)
+    assert document["outcomes"] == []
+    assert document["nothing_ran"] == "2 window(s) held by another run, 0 done"
+    [claimed] = [c for c in hold_windows(engine, [("cli_positive", START, SEVEN)]).skipped.values()]
+    assert f"already claimed by {socket.gethostname()}:{dead.pid}, which is no longer running" in (
+        claimed.describe()
+    )
+
+
 def test_a_run_whose_claim_was_taken_over_does_not_record(engine):
     settings = Settings(engine, {}, EscalationPolicy(routes={}))
     mine = hold_windows(engine, [("cli_daily", START, SEVEN)], holder="me:1:t", lease=HOUR)
@@ -138,9 +162,35 @@ def test_a_run_whose_claim_was_taken_over_does_not_record(engine):
     other = claim(engine, "cli_daily", (START, SEVEN), holder=OTHER, lease=HOUR, now=utc_now())
     assert other.state is ClaimState.CLAIMED  # ... and another run took the window over
     outcome = CheckOutcome(check="cli_daily", status=Status.PASSED, total=3)
-    lost = record(settings, mine, CliDaily, outcome, SEVEN, window=(START, SEVEN))
+    lost = record(settings, mine, Recording(CliDaily, outcome, window=(START, SEVEN)), SEVEN)
     assert isinstance(lost, Claim) and lost.holder == OTHER
     assert _runs(engine) == []  # the outcome is the new holder's to record
+
+
+def test_a_batch_with_one_lost_claim_records_the_others(engine):
+    """Outcomes are recorded many to a transaction; one window taken over by another run rolls
+    its batch back, and each outcome is recorded again on its own: the lost one is skipped."""
+    settings = Settings(engine, {}, EscalationPolicy(routes={}))
+    checks = [CliDaily, CliPositive, CliLabelled]
+    windows = [(c.name, START, SEVEN) for c in checks]
+    mine = hold_windows(engine, windows, holder="me:1:t", lease=HOUR)
+    with engine.begin() as connection:  # cli_positive's lease ran out and another run took it
+        connection.execute(
+            claims.update()
+            .where(claims.c.check_name == "cli_positive")
+            .values(lease_until=utc_now() - dt.timedelta(seconds=1))
+        )
+    claim(engine, "cli_positive", (START, SEVEN), holder=OTHER, lease=HOUR, now=utc_now())
+    recordings = [
+        Recording(
+            c, CheckOutcome(check=c.name, status=Status.PASSED, total=3), window=(START, SEVEN)
+        )
+        for c in checks
+    ]
+    answers = record_all(settings, mine, recordings, SEVEN)
+    assert answers[0] is True and answers[2] is True
+    assert isinstance(answers[1], Claim) and answers[1].holder == OTHER
+    assert sorted(name for _, name, _ in _runs(engine)) == ["cli_daily", "cli_labelled"]
 
 
 def test_an_airflow_retry_evaluates_an_errored_window_again(spark, engine):

@@ -1,0 +1,156 @@
+"""python -m benchmarks.load [N]: the run path at company scale (issue 28). N outcomes (default
+5,000) failing at once, CRITICAL, ERROR and WARNING in turn, each in its claimed window, recorded
+by the tick's `record` stage on a SQLite file: one transaction per outcome (as before) against
+many per transaction (`scheduling.tick.record.BATCH`); then the open incidents delivered tick by
+tick to console-like receivers that answer at once. Prints tables; asserts nothing."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from alerting import EscalationPolicy, deliver_pending
+from alerting.receivers.base import Delivery
+from alerting.tables import incidents, notifications
+from checkers import AlertLevel, CheckOutcome, Status
+from scheduling.claims import hold_windows
+from scheduling.schema import project_database
+from scheduling.settings import Settings
+from scheduling.tick import record as recording
+from scheduling.tick.record import Recording, record, record_all
+
+NOW = dt.datetime(2026, 11, 24, 7, 0, tzinfo=dt.UTC)
+WINDOW = (NOW - dt.timedelta(minutes=15), NOW)
+LEVELS = (AlertLevel.CRITICAL, AlertLevel.ERROR, AlertLevel.WARNING)
+RECEIVERS = {"chat": AlertLevel.WARNING, "mail": AlertLevel.ERROR, "pager": AlertLevel.CRITICAL}
+
+
+class Instant:
+    """A receiver that answers at once: what delivery itself costs."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.sent = 0
+
+    def send(self, notification: object, thread: object, step: int, **_: object) -> Delivery:
+        self.sent += 1
+        return Delivery(ok=True, steps_done=1)
+
+
+def _subject(name: str) -> type:
+    return type(name, (), {"name": name})
+
+
+def _outcomes(count: int) -> list[Recording]:
+    return [
+        Recording(
+            _subject(f"check_{i:05d}"),
+            CheckOutcome(
+                check=f"check_{i:05d}",
+                status=Status.FAILED,
+                level=LEVELS[i % 3],
+                failing=3,
+                total=100,
+                unexcused=3,
+            ),
+            window=WINDOW,
+        )
+        for i in range(count)
+    ]
+
+
+def _timed(action: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
+def recording_rate(count: int, batch: int, directory: Path) -> dict[str, float]:
+    """Claim and record `count` outcomes with `batch` per transaction (1: one each)."""
+    url = f"sqlite:///{directory / f'record_{batch}.db'}"
+    engine = project_database(url)
+    policy = EscalationPolicy(routes=RECEIVERS, repeat_every=None)
+    settings = Settings(engine, {}, policy)
+    items = _outcomes(count)
+    windows = [(item.subject.name, *WINDOW) for item in items]
+    held: list[object] = []
+    claim_s = _timed(lambda: held.append(hold_windows(engine, windows)))
+    claimed = held[0]
+    if batch == 1:
+        record_s = _timed(lambda: [record(settings, claimed, i, NOW) for i in items])  # type: ignore[arg-type]
+    else:
+        saved, recording.BATCH = recording.BATCH, batch
+        try:
+            record_s = _timed(lambda: record_all(settings, claimed, items, NOW))  # type: ignore[arg-type]
+        finally:
+            recording.BATCH = saved
+    claimed.__exit__(None, None, None)  # type: ignore[attr-defined]
+    with engine.connect() as connection:
+        opened = connection.execute(sa.select(sa.func.count()).select_from(incidents)).scalar()
+    engine.dispose()
+    return {"claim_s": claim_s, "record_s": record_s, "incidents": float(opened or 0)}
+
+
+def delivery_ticks(directory: Path, ticks: int = 3) -> list[dict[str, int]]:
+    """Each tick's delivery (60 s budget) of the batched database's backlog."""
+    engine = project_database(f"sqlite:///{directory / f'record_{recording.BATCH}.db'}")
+    receivers = {name: Instant(name) for name in RECEIVERS}
+    rows = []
+    for tick in range(ticks):
+        now = NOW + dt.timedelta(minutes=15 * tick)
+        deliver_pending(engine, receivers, now)  # type: ignore[arg-type]
+        with engine.connect() as connection:
+            backlog = connection.execute(
+                sa.select(sa.func.count())
+                .select_from(notifications)
+                .where(notifications.c.status == "pending")
+            ).scalar()
+        rows.append({**{n: r.sent for n, r in receivers.items()}, "backlog": int(backlog or 0)})
+        for receiver in receivers.values():
+            receiver.sent = 0
+    engine.dispose()
+    return rows
+
+
+def main(count: int) -> str:
+    with tempfile.TemporaryDirectory() as folder:
+        directory = Path(folder)
+        batched = recording_rate(count, recording.BATCH, directory)
+        single = recording_rate(count, 1, directory)
+        size_kib = (directory / f"record_{recording.BATCH}.db").stat().st_size / 1024
+        ticks = delivery_ticks(directory)
+    lines = [
+        f"## Recording {count:,} failing outcomes in one tick (SQLite file, claimed windows)",
+        "",
+        "| transactions | claim stage (s) | record stage (s) | outcomes recorded / s | incidents |",
+        "|---|---|---|---|---|",
+    ]
+    for label, found in (("one per outcome", single), (f"{recording.BATCH} per transaction", batched)):
+        lines.append(
+            f"| {label} | {found['claim_s']:.1f} | {found['record_s']:.1f} | "
+            f"{count / found['record_s']:.0f} | {found['incidents']:.0f} |"
+        )
+    lines += [
+        "",
+        f"Speed-up of the record stage: {single['record_s'] / batched['record_s']:.1f}x; "
+        f"database after the tick: {size_kib:,.0f} KiB.",
+        "",
+        "## Delivery of the backlog, tick by tick (receivers answering at once, 60 s budget)",
+        "",
+        "| tick | " + " | ".join(f"{n} sent" for n in RECEIVERS) + " | backlog after |",
+        "|---|" + "---|" * (len(RECEIVERS) + 1),
+    ]
+    for tick, row in enumerate(ticks, 1):
+        sent = " | ".join(str(row[n]) for n in RECEIVERS)
+        lines.append(f"| {tick} | {sent} | {row['backlog']} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(main(int(sys.argv[1]) if len(sys.argv) > 1 else 5000))
