@@ -170,10 +170,13 @@ class Notification:
     #: The group's first incident, whose threads carry this incident's notifications
     thread_incident_id: int | None = None
     thread_fingerprint: str | None = None
+    #: The installation that recorded it (alerting.installation; "" before migration 12)
+    installation: str = ""
 
     @property
     def dedup_key(self) -> str:
-        return f"{self.fingerprint}:{self.incident_id}:{self.receiver}:{self.sequence}"
+        key = f"{self.fingerprint}:{self.incident_id}:{self.receiver}:{self.sequence}"
+        return f"{self.installation}:{key}" if self.installation else key
 
     @property
     def resolved(self) -> bool:

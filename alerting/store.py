@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, CursorResult
 
 from alerting.decisions import LastNotice
+from alerting.installation import installation_id
 from alerting.model import Incident, IncidentStatus, Notification, NotifyReason
 from alerting.mutes import Silence
 from alerting.stages import Decision, ReceiverThread
@@ -165,6 +166,8 @@ class NotificationStore:
         if notification is None:
             raise ValueError(f"nothing to enqueue for {decision.receiver}")
         notification = self._in_group_thread(notification)
+        if not notification.installation:  # ours: no other installation's message is adopted
+            notification = replace(notification, installation=installation_id(self.connection))
         status = "suppressed" if decision.muted else "grouped" if grouped else "pending"
         self.connection.execute(
             notifications.insert().values(

@@ -4,6 +4,8 @@ with their migration steps."""
 
 from __future__ import annotations
 
+import uuid
+
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
@@ -162,6 +164,16 @@ receiver_backoff = sa.Table(
     sa.Column("updated_at", UtcDateTime, nullable=False),
 )
 
+#: Migration 12: a random id made with the database, in every dedup key, Message-ID and Slack
+#: metadata, so two installations (staging and production, a rebuilt dq.db) never take each
+#: other's messages for their own (alerting/installation.py).
+installation = sa.Table(
+    "dq_installation",
+    metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+)
+
 
 def _v1_initial(connection: Connection) -> None:
     metadata.create_all(
@@ -220,6 +232,12 @@ def _v11_groups(connection: Connection) -> None:
     add_missing_columns(connection, notifications, ["thread_incident_id"])
 
 
+def _v12_installation(connection: Connection) -> None:
+    installation.create(connection, checkfirst=True)
+    if connection.execute(sa.select(installation.c.id)).first() is None:
+        connection.execute(installation.insert().values(id=uuid.uuid4().hex, created_at=utc_now()))
+
+
 MIGRATIONS = [
     Migration(1, "alerting", _v1_initial),
     Migration(3, "alerting", _v3_one_open_incident),
@@ -227,4 +245,5 @@ MIGRATIONS = [
     Migration(8, "alerting", _v8_effective_level),
     Migration(10, "alerting", _v10_triage),
     Migration(11, "alerting", _v11_groups),
+    Migration(12, "alerting", _v12_installation),
 ]

@@ -27,8 +27,14 @@ from alerting.render import (
 from checkers.env_secrets import env_name, unset_variable
 
 
-def message_id(n: Notification, sequence: int, domain: str) -> str:
-    return f"<dq.{n.fingerprint[:16]}.{n.incident_id}.{sequence}@{domain}>"
+def message_id(
+    n: Notification, sequence: int, domain: str, *, incident: tuple[str, int] | None = None
+) -> str:
+    """`<dq.[installation.]fingerprint.incident.sequence@domain>` of `n`'s incident, or of
+    `incident` (fingerprint, id: a group's first incident)."""
+    fingerprint, incident_id = incident or (n.fingerprint, n.incident_id)
+    ours = f"{n.installation[:12]}." if n.installation else ""
+    return f"<dq.{ours}{fingerprint[:16]}.{incident_id}.{sequence}@{domain}>"
 
 
 def build_email(
@@ -43,7 +49,7 @@ def build_email(
     msg["Date"] = format_datetime(n.created_at)
     msg["Message-ID"] = message_id(n, n.sequence, domain)
     if n.thread_incident_id is not None and n.thread_fingerprint:  # in its group's thread
-        first = f"<dq.{n.thread_fingerprint[:16]}.{n.thread_incident_id}.1@{domain}>"
+        first = message_id(n, 1, domain, incident=(n.thread_fingerprint, n.thread_incident_id))
         msg["In-Reply-To"] = first
         msg["References"] = first
     elif n.sequence > 1:

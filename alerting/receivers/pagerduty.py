@@ -25,32 +25,42 @@ SEVERITY = {
 }
 
 
-def incident_dedup_key(fingerprint: str) -> str:
-    """PagerDuty's key of the alert of an incident: one per fingerprint."""
-    return f"dq-{fingerprint}"
+def incident_dedup_key(fingerprint: str, installation: str = "") -> str:
+    """PagerDuty's key of the alert of an incident: one per fingerprint and installation (two
+    installations sharing a service keep apart)."""
+    return f"dq-{installation[:12]}-{fingerprint}" if installation else f"dq-{fingerprint}"
 
 
-def dedup_key(n: Notification) -> str:
-    return incident_dedup_key(n.fingerprint)
+def dedup_key(n: Notification, thread: Thread | None = None) -> str:
+    """The incident's key: the one its first event used (kept in the thread: an incident
+    opened before its database had an installation id keeps its key), else `n`'s."""
+    known = (thread or {}).get("dedup_key")
+    return known if isinstance(known, str) else incident_dedup_key(n.fingerprint, n.installation)
 
 
-def pagerduty_event(n: Notification, routing_key: str) -> dict[str, object] | None:
+def pagerduty_event(
+    n: Notification, routing_key: str, thread: Thread | None = None
+) -> dict[str, object] | None:
     """The Events API v2 body for `n` (pure); None for a note PagerDuty has no event for (the
     checks an inhibition holds back: the incident already pages once)."""
     if n.reason is NotifyReason.ALSO_FAILING:
         return None
     if n.resolved:
-        return {"routing_key": routing_key, "dedup_key": dedup_key(n), "event_action": "resolve"}
+        return {
+            "routing_key": routing_key,
+            "dedup_key": dedup_key(n, thread),
+            "event_action": "resolve",
+        }
     if n.reason is NotifyReason.ACKNOWLEDGED:
         return {
             "routing_key": routing_key,
-            "dedup_key": dedup_key(n),
+            "dedup_key": dedup_key(n, thread),
             "event_action": "acknowledge",
         }
     o = n.outcome
     return {
         "routing_key": routing_key,
-        "dedup_key": dedup_key(n),
+        "dedup_key": dedup_key(n, thread),
         "event_action": "trigger",
         "payload": {
             "summary": f"{title(n)}: {headline(n)}{group_text(n)}"[:1024],
@@ -119,9 +129,11 @@ class PagerDutyReceiver:
                 ok=False,
                 error=f"{unset_variable('routing_key_env', 'PagerDuty routing key')} is not set",
             )
-        event = pagerduty_event(notification, key)
+        event = pagerduty_event(notification, key, thread)
         if event is None:
-            return Delivery(ok=True, steps_done=1, thread={"dedup_key": dedup_key(notification)})
+            return Delivery(
+                ok=True, steps_done=1, thread={"dedup_key": dedup_key(notification, thread)}
+            )
         body = json.dumps(event).encode()
         request = urllib.request.Request(
             self.url, data=body, method="POST", headers={"Content-Type": "application/json"}
@@ -145,7 +157,7 @@ class PagerDutyReceiver:
         return Delivery(
             ok=ok,
             steps_done=int(ok),
-            thread={"dedup_key": dedup_key(notification)},
+            thread={"dedup_key": dedup_key(notification, thread)},
             retryable=not ok,
             error=None if ok else f"PagerDuty answered {status}",
         )

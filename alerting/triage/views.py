@@ -10,6 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from alerting.installation import installation_id
 from alerting.model import RUNBOOK_LINK
 from alerting.notes import latest_links
 from alerting.receivers.pagerduty import incident_dedup_key
@@ -76,5 +77,5 @@ def _view(connection: Connection, row: Mapping[Any, Any], now: dt.datetime) -> I
         resolved_as=row["resolved_as"],
         resolution_note=row["resolution_note"],
         runbook=latest_links(connection, row["id"]).get(RUNBOOK_LINK),
-        dedup_key=incident_dedup_key(row["fingerprint"]),
+        dedup_key=incident_dedup_key(row["fingerprint"], installation_id(connection)),
     )

@@ -29,13 +29,14 @@ TABLES = {
     "dq_metric_annotations",
     "dq_known_broken_keys",
     "dq_metric_periods",
+    "dq_installation",
 }
 #: Keys longer than MariaDB allows (3,072 bytes in utf8mb4): not created there.
 HISTORY_AND_STATES = {"dq_metrics", "dq_states"}
 
 
 def test_the_registry_numbers_every_version_once():
-    assert [version for version, _ in MIGRATIONS] == list(range(1, 12))
+    assert [version for version, _ in MIGRATIONS] == list(range(1, 13))
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -48,7 +49,7 @@ def test_a_fresh_database_gets_every_packages_tables(kind, tmp_path):
             assert found == expected
             with engine.connect() as connection:
                 versions = connection.exec_driver_sql("SELECT version FROM dq_schema_versions")
-                assert sorted(versions.scalars()) == list(range(1, 12))
+                assert sorted(versions.scalars()) == list(range(1, 13))
         finally:
             engine.dispose()
 
@@ -61,7 +62,7 @@ def test_migration_9_creates_history_and_states_a_database_never_had(tmp_path, m
     assert migrate(engine) == 8
     assert not HISTORY_AND_STATES & set(sa.inspect(engine).get_table_names())
     monkeypatch.undo()
-    assert migrate(engine) == 11
+    assert migrate(engine) == 12
     assert set(sa.inspect(engine).get_table_names()) >= HISTORY_AND_STATES
 
 
@@ -84,7 +85,7 @@ def test_migration_10_adds_triage_to_a_version_9_database_keeping_its_incidents(
             " VALUES ('c*', '2026-01-01', '2026-01-02', 'why', 'ana')"
         )
     monkeypatch.undo()
-    assert migrate(engine) == 11
+    assert migrate(engine) == 12
     inspector = sa.inspect(engine)
     assert {"acknowledged_by_name", "acknowledged_level", "resolved_as"} <= {
         c["name"] for c in inspector.get_columns("dq_incidents")
