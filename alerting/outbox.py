@@ -73,7 +73,8 @@ def claim_next(
     lease: dt.timedelta,
     lease_now: dt.datetime | None = None,
 ) -> Claimed | None:
-    """Lease the next deliverable row of `receiver` (threads in order), or None. Candidates are
+    """Lease the next deliverable row of `receiver` (the most urgent level first; each thread in
+    order), or None. Candidates are
     read without locks; each is then locked by its primary key with SKIP LOCKED on PostgreSQL
     and MariaDB (MariaDB at READ COMMITTED: a wide locking scan would hide every candidate from
     a concurrent deliverer), and leased by a conditional UPDATE whose row count says who won
@@ -86,7 +87,8 @@ def claim_next(
                 connection.execute(
                     sa.select(n.c.id)
                     .where(n.c.receiver == receiver, _free(now, lease_now), _first_of_thread())
-                    .order_by(n.c.incident_id, n.c.sequence)
+                    # a backlog is told by urgency: CRITICAL first, then in order
+                    .order_by(n.c.level.desc(), n.c.incident_id, n.c.sequence)
                     .limit(CANDIDATES)
                 ).scalars()
             )
