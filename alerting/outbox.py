@@ -44,6 +44,11 @@ def _free(now: dt.datetime, lease_now: dt.datetime) -> sa.ColumnElement[bool]:
     )
 
 
+def _urgency() -> sa.ColumnElement[int]:
+    """A backlog is told by urgency: CRITICAL first, then ERROR, WARNING; recoveries last."""
+    return sa.case((n.c.reason == "resolved", -1), else_=n.c.level)
+
+
 def _first_of_thread() -> sa.ColumnElement[bool]:
     # order holds: a later notification of a thread waits until the earlier ones are done
     earlier, root = notifications.alias("earlier"), notifications.alias("group_root")
@@ -87,8 +92,7 @@ def claim_next(
                 connection.execute(
                     sa.select(n.c.id)
                     .where(n.c.receiver == receiver, _free(now, lease_now), _first_of_thread())
-                    # a backlog is told by urgency: CRITICAL first, then in order
-                    .order_by(n.c.level.desc(), n.c.incident_id, n.c.sequence)
+                    .order_by(_urgency().desc(), n.c.incident_id, n.c.sequence)
                     .limit(CANDIDATES)
                 ).scalars()
             )

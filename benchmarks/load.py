@@ -131,7 +131,10 @@ def main(count: int) -> str:
         "| transactions | claim stage (s) | record stage (s) | outcomes recorded / s | incidents |",
         "|---|---|---|---|---|",
     ]
-    for label, found in (("one per outcome", single), (f"{recording.BATCH} per transaction", batched)):
+    for label, found in (
+        ("one per outcome", single),
+        (f"{recording.BATCH} per transaction", batched),
+    ):
         lines.append(
             f"| {label} | {found['claim_s']:.1f} | {found['record_s']:.1f} | "
             f"{count / found['record_s']:.0f} | {found['incidents']:.0f} |"

@@ -4,10 +4,13 @@ next one starts. Retries, ordering, leases and dedup are the delivery stage's jo
 
 from __future__ import annotations
 
+import datetime as dt
+import email.utils
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from alerting.model import Notification
+from checkers.project_db import utc_now
 
 #: Receiver-specific memory of an incident (Slack channel and root ts, first Message-ID...).
 Thread = dict[str, object]
@@ -48,3 +51,22 @@ class GatheringReceiver(Protocol):
     console's "still failing" line): told when its share of the run is over."""
 
     def end_delivery(self) -> None: ...
+
+
+def retry_after_seconds(value: str | None, now: dt.datetime | None = None) -> float | None:
+    """A Retry-After header in seconds: a number of seconds, or an HTTP date (RFC 9110) taken
+    from `now` (default: the clock). None when absent or unreadable: the backoff decides."""
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return max(0.0, (when - (now or utc_now())).total_seconds())

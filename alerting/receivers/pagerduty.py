@@ -11,7 +11,7 @@ import urllib.request
 from dataclasses import asdict
 
 from alerting.model import PAGE_LINK, Notification, NotifyReason
-from alerting.receivers.base import Delivery, Thread
+from alerting.receivers.base import Delivery, Thread, retry_after_seconds
 from alerting.render import group_text, headline, linkable, title
 from checkers.env_secrets import env_name, unset_variable
 from checkers.levels import AlertLevel
@@ -146,7 +146,7 @@ class PagerDutyReceiver:
             return Delivery(
                 ok=False,
                 retryable=exc.code == 429 or exc.code >= 500,
-                retry_after_s=float(retry_after) if retry_after else None,
+                retry_after_s=retry_after_seconds(retry_after),
                 error=f"PagerDuty answered {exc.code}",
             )
         except OSError as exc:

@@ -12,7 +12,7 @@ import urllib.parse
 from dataclasses import dataclass
 
 from alerting.model import RUNBOOK_LINK, Notification, NotifyReason
-from alerting.receivers.base import Delivery, Thread
+from alerting.receivers.base import Delivery, Thread, retry_after_seconds
 from alerting.receivers.slack_actions import actions_block, carries_buttons
 from alerting.render import (
     facts,
@@ -44,8 +44,21 @@ LEVEL_EMOJI = {
 
 
 def escape(text: str) -> str:
-    """Slack mrkdwn control characters (&, <, >) as entities."""
+    """Slack mrkdwn control characters (&, <, >) as entities, and a formatting mark (`*_~` and
+    the backtick) that could open or close bold, italics, strike or code fenced by zero-width
+    spaces, so a data value shows as written (mrkdwn has no backslash escape). Marks inside a
+    word (`orders_have_customers`) format nothing and stay as they are."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _FORMATTING.sub(lambda m: f"\u200b{m.group()}\u200b", text)
+
+
+def escape_code(text: str) -> str:
+    """Text inside a code span or block: formatting marks mean nothing there."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+#: A formatting mark at a word's edge: where Slack may read it as formatting.
+_FORMATTING = re.compile(r"(?<![A-Za-z0-9])[*_~`]|[*_~`](?![A-Za-z0-9])")
 
 
 def link(url: str, label: str) -> str:
@@ -92,12 +105,18 @@ def root_blocks(n: Notification) -> list[dict[str, object]]:
                 "type": "section",
                 "text": {
                     "type": "mrkdwn",
-                    "text": _limit(f"*Sample of failing elements*\n```{escape(table)}```", 3000),
+                    "text": _limit(
+                        f"*Sample of failing elements*\n```{escape_code(table)}```", 3000
+                    ),
                 },
             }
         )
     links = [link(url, label) for label, url in sorted(n.links.items()) if label != RUNBOOK_LINK]
-    context = [f"check `{escape(o.check)}`", f"incident {n.fingerprint[:12]}", *links]
+    context = [
+        f"check `{escape_code(o.check).replace('`', chr(39))}`",
+        f"incident {n.fingerprint[:12]}",
+        *links,
+    ]
     if n.acknowledged_by and not n.resolved:
         context.insert(0, f":eyes: Acknowledged by @{escape(n.acknowledged_by)}")
     blocks.append(
@@ -310,7 +329,7 @@ def _failure(exc: Exception, step: int, state: Thread, *, in_doubt: bool) -> Del
         steps_done=step,
         thread=state,
         retryable=retryable,
-        retry_after_s=float(retry_after) if retry_after is not None else None,
+        retry_after_s=retry_after_seconds(retry_after),
         error=f"Slack answered {status}: {error or 'error'}",
         in_doubt=in_doubt,  # Slack answered, so this call did nothing; an earlier one may have
     )

@@ -84,3 +84,18 @@ def test_email_subject_is_one_line_even_for_a_multi_line_error():
     n = notification(status=Status.ERROR, error="first line\nBcc: victim@example.com\r\nmore")
     headers = email_parts(n)["headers"]
     assert headers["Subject"].endswith("first line Bcc: victim@example.com more")  # type: ignore[index]
+
+
+def test_formatting_marks_in_data_values_format_nothing():
+    """`*_~` and the backtick at a word's edge would make Slack bold, italicise, strike or
+    code part of a value: fenced by zero-width spaces, they show as written; marks inside a
+    word (a check name) are left alone."""
+    from alerting.receivers.slack import escape
+
+    assert escape("orders_have_customers") == "orders_have_customers"
+    fenced = escape("*all* ~gone~ _now_ `x`")
+    assert fenced.replace("\u200b", "") == "*all* ~gone~ _now_ `x`"
+    assert all(f"\u200b{mark}\u200b" in fenced for mark in "*~_`")
+    n = notification(NotifyReason.NEW, error="value *bold* here", failing_keys=("_x_",))
+    reply = slack_calls(n, {"channel": "C0DQ", "ts": "1.1"}, "C0DQ")[0]
+    assert "*bold*" not in json.dumps(reply.args) and "_x_" not in str(reply.args["text"])

@@ -254,7 +254,7 @@ def test_a_group_root_lists_its_members_and_a_member_replies_in_the_thread_only(
     assert root.level is AlertLevel.CRITICAL and Notification.from_json(root.to_json()) == root
     [post] = slack_calls(root, {}, "C1")
     listed = json.dumps(post.args["blocks"])
-    assert "Also opened in this run (1)" in listed and "orders_&lt;!channel&gt;" in listed
+    assert "Also opened in this run (1)" in listed and "&lt;!channel&gt;" in listed
     assert "<!channel>" not in listed and "incidents/43|incident" in listed
     assert "(+1 more opened in this run)" in str(post.args["text"])
     mail = build_email(root, sender="dq@example.com", recipients=["a@b.c"], domain="example.com")
