@@ -30,6 +30,7 @@ from scheduling.cli.exits import (
 from scheduling.cli.incident import add_incident_commands
 from scheduling.cli.outbox import add_outbox_commands
 from scheduling.cli.project import Project
+from scheduling.cli.prune import add_prune_commands
 from scheduling.cli.run import add_run_commands
 from scheduling.cli.serve import add_serve_commands
 from scheduling.cli.silence import add_silence_commands
@@ -173,6 +174,7 @@ def parser() -> argparse.ArgumentParser:
     report.set_defaults(func=_cmd_report)
     add_silence_commands(commands)
     add_outbox_commands(commands)
+    add_prune_commands(commands)
     add_backtest_commands(commands)
     add_incident_commands(commands)
     add_serve_commands(commands)
