@@ -146,7 +146,7 @@ def excused_condition(
                     f"KnownBroken key {key!r} needs one value per key column {tuple(names)}: "
                     f"write it as a tuple"
                 )
-            parts = [c == F.lit(v) for c, v in zip(columns, key, strict=True)]  # type: ignore[call-overload]
+            parts = [c == F.lit(v) for c, v in zip(columns, key, strict=True)]
             match = parts[0]
             for part in parts[1:]:
                 match = match & part

@@ -35,7 +35,7 @@ def python_condition(function: Callable[..., object], arguments: Sequence[str]) 
     def evaluate(frame: pd.DataFrame) -> pd.Series:
         return pd.Series([call(row) for row in _records(frame)], dtype=bool)
 
-    return evaluate(F.struct(*names))  # type: ignore[no-any-return]
+    return evaluate(F.struct(*names))
 
 
 def python_row_condition(function: Callable[..., object], columns: Sequence[str]) -> Column:
@@ -45,7 +45,7 @@ def python_row_condition(function: Callable[..., object], columns: Sequence[str]
     def evaluate(frame: pd.DataFrame) -> pd.Series:
         return pd.Series([bool(function(row)) for row in _records(frame)], dtype=bool)
 
-    return evaluate(F.struct(*[F.col(f"`{c}`") for c in columns]))  # type: ignore[no-any-return]
+    return evaluate(F.struct(*[F.col(f"`{c}`") for c in columns]))
 
 
 def as_condition(

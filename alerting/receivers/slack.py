@@ -205,7 +205,7 @@ class SlackReceiver:
         self.timeout_s = timeout_s
         self._client: object | None = None
 
-    def _web_client(self):  # type: ignore[no-untyped-def]
+    def _web_client(self):
         from slack_sdk import WebClient
 
         if self._client is None:
@@ -263,7 +263,7 @@ class SlackReceiver:
             return Delivery(ok=True, steps_done=1, thread=state)
         return Delivery(ok=True, steps_done=step + 1, thread=state, more=step + 1 < len(calls))
 
-    def _find(  # type: ignore[no-untyped-def]
+    def _find(
         self, client, notification: Notification, thread: Thread, step: int
     ) -> dict[str, object] | None:
         """The post of (`notification`, `step`) if Slack already has it: the latest
@@ -299,7 +299,7 @@ class SlackReceiver:
 def _failure(exc: Exception, step: int, state: Thread, *, in_doubt: bool) -> Delivery:
     response = getattr(exc, "response", None)
     status = getattr(response, "status_code", None)
-    error = response.get("error") if response is not None else None  # type: ignore[union-attr]
+    error = response.get("error") if response is not None else None
     headers = getattr(response, "headers", {}) or {}
     retry_after = next((v for k, v in headers.items() if k.lower() == "retry-after"), None)
     retryable = (

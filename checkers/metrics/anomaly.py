@@ -218,7 +218,7 @@ class Seasonal(AnomalyStrategy):
             return None
         return 1.4826 * statistics.median(residuals) or 1e-9
 
-    def detect(self, series: Sequence[float | None], start: int = 0) -> list[Anomaly]:  # type: ignore[override]
+    def detect(self, series: Sequence[float | None], start: int = 0) -> list[Anomaly]:
         found = []
         for i in range(start, len(series)):
             value = series[i]

@@ -81,7 +81,7 @@ class _Watched:
     _cutter: _Cutter
 
     def __init__(self, *args: Any, cutter: _Cutter, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
+        super().__init__(*args, **kwargs)
         self._cutter = cutter
 
     def connect(self) -> None:

@@ -164,7 +164,7 @@ def load(evaluation: Evaluation, *, parallelism: int = DEFAULT_PARALLELISM) -> N
 
 def _build_checker(item: Pending, data: Data) -> None:
     try:
-        item.checker = item.instance.checker(data)  # type: ignore[arg-type]
+        item.checker = item.instance.checker(data)
     except Exception as exc:  # a bug in the check's own code: report it, keep the others going
         item.error = f"building the checker failed: {_describe(exc)}"
     if isinstance(item.checker, Checker):
