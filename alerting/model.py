@@ -170,6 +170,8 @@ class Notification:
     #: The group's first incident, whose threads carry this incident's notifications
     thread_incident_id: int | None = None
     thread_fingerprint: str | None = None
+    #: A resolve's: how many other incidents of its group's thread are still open
+    group_open: int = 0
 
     @property
     def dedup_key(self) -> str:
