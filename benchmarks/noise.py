@@ -25,11 +25,12 @@ def rows(counts: dict[str, Counter[str]]) -> list[list[object]]:
     return [*found, ["all", *(sum(c.values()) for c in counts.values())]]
 
 
-def replay(root: Path, *, noise_reduction: bool, **days: dt.date) -> DemoResult:
+def replay(root: Path, *, noise_reduction: bool, days: tuple[dt.date, dt.date]) -> DemoResult:
     """One replay in its own directory (run_demo keeps a DQ_DATABASE_URL already set)."""
     os.environ["DQ_DATABASE_URL"] = f"sqlite:///{root / 'dq.db'}"
     os.environ["DQ_STATE_DIR"] = str(root / "state")
-    return run_demo(root, noise_reduction=noise_reduction, **days)
+    first, last = days
+    return run_demo(root, first_day=first, last_day=last, noise_reduction=noise_reduction)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -38,14 +39,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--last-day", type=dt.date.fromisoformat, default=LAST_DAY)
     parser.add_argument("--off-replay", action="store_true")
     args = parser.parse_args(argv)
-    days = {"first_day": args.first_day, "last_day": args.last_day}
+    days = (args.first_day, args.last_day)
     with tempfile.TemporaryDirectory() as scratch:
-        on = replay(Path(scratch) / "on", noise_reduction=True, **days)
+        on = replay(Path(scratch) / "on", noise_reduction=True, days=days)
         counts = {"with (sent)": on["notifications"]["sent"]}
         counts["without (recorded again)"] = on["notifications"]["without"]
         told = {"with": on["seeded"]}
         if args.off_replay:
-            off = replay(Path(scratch) / "off", noise_reduction=False, **days)
+            off = replay(Path(scratch) / "off", noise_reduction=False, days=days)
             counts["without (replayed)"] = off["notifications"]["sent"]
             told["without"] = off["seeded"]
     print(f"\nNotifications, {args.first_day} to {args.last_day}, inhibition and grouping:\n")

@@ -202,14 +202,14 @@ def run_demo(
     print("\nRows read per run by the incremental checks, against a read of the whole lake:")
     print("\n".join(reading_summary(reads)))
     without = recorded_without_noise_reduction(settings, base / "without.db")
-    counts = {
+    notified = {
         "sent": notifications_per_receiver(settings.engine),
         "without": notifications_per_receiver(without),
     }
     told = seeded_told(settings.engine)
     without.dispose()
     print("\nNotifications per receiver, and the same outcomes without inhibition and grouping:")
-    print("\n".join(notification_lines(counts)))
+    print("\n".join(notification_lines(notified)))
     print(
         "Seeded problems told: " + ", ".join(f"{p} {'yes' if t else 'NO'}" for p, t in told.items())
     )
@@ -219,7 +219,7 @@ def run_demo(
         "escalated": escalated,
         "reads": reads,
         "report": path,
-        "notifications": counts,
+        "notifications": notified,
         "seeded": told,
     }
 

@@ -17,6 +17,7 @@ from sqlalchemy.engine import Engine
 from alerting.model import Notification, NotifyReason
 from alerting.tables import incidents, notifications, runs
 from checkers.outcome import CheckOutcome
+from checkers.project_db import as_utc
 from checks import registered
 from scheduling.schema import project_database
 from scheduling.settings import Settings
@@ -81,8 +82,10 @@ def recorded_without_noise_reduction(settings: Settings, scratch: Path) -> Engin
         recorded = connection.execute(sa.select(runs).order_by(runs.c.id)).mappings().all()
     for row in recorded:
         outcome = CheckOutcome.from_json(row["outcome"])
-        window = (row["window_start"], row["window_end"]) if row["window_end"] else None
-        now = row["window_end"] or row["finished_at"]
+        start, end = as_utc(row["window_start"]), as_utc(row["window_end"])
+        window = (start, end) if start and end else None
+        now = end or as_utc(row["finished_at"])
+        assert now is not None  # every run row has its end
         policy = settings.policy_for(registered().get(outcome.check))
         with engine.begin() as connection:
             record_in(
