@@ -137,6 +137,7 @@ class NotifyReason(StrEnum):
     REPEAT = "repeat"
     RESOLVED = "resolved"
     ACKNOWLEDGED = "acknowledged"  # someone acknowledged the incident (triage)
+    SNOOZED = "snoozed"  # someone snoozed the incident (triage): a line in its threads
     ALSO_FAILING = "also_failing"  # a check this incident explains fails too (inhibition)
 
 

@@ -37,9 +37,10 @@ def dedup_key(n: Notification) -> str:
 
 def pagerduty_event(n: Notification, routing_key: str) -> dict[str, object] | None:
     """The Events API v2 body for `n` (pure); None for a note PagerDuty has no event for (the
-    checks an inhibition holds back: the incident already pages once), and for the resolve of a
+    checks an inhibition holds back: the incident already pages once; a snooze, which holds
+    back dq's notifications, not the page), and for the resolve of a
     group's incident while others of the group are open."""
-    if n.reason is NotifyReason.ALSO_FAILING:
+    if n.reason in (NotifyReason.ALSO_FAILING, NotifyReason.SNOOZED):
         return None
     if n.resolved and n.group_open:  # the group's alert resolves with its last open incident
         return None
