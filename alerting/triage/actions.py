@@ -111,8 +111,10 @@ def snooze(
             fingerprint=incident.fingerprint,
         )
         add_silence(connection, silence)
-        message = f"Snoozed for {duration_text(duration)} by {actor.handle} (until {_minute(until)})"
-        enqueue_snooze_line(connection, incident, _decided_level(connection, incident), now, message)
+        span = f"{duration_text(duration)} by {actor.handle} (until {_minute(until)})"
+        message = f"Snoozed for {span}"
+        level = _decided_level(connection, incident)
+        enqueue_snooze_line(connection, incident, level, now, message)
         return True, message
 
     return _act(engine, incident_id, actor, "snooze", now, request_key, apply)
