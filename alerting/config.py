@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from alerting.grouping import GROUP_FIELDS
+from alerting.grouping import DEFAULT_GROUP_BY, GROUP_FIELDS
 from alerting.mutes import Silence
 from alerting.policy import EscalationPolicy
 from alerting.receivers import (
@@ -161,7 +161,7 @@ def _policy(name: str, options: Mapping[str, Any], receivers: Iterable[str]) -> 
         repeat_every=minutes("repeat_every_minutes")
         if "repeat_every_minutes" in options
         else dt.timedelta(hours=4),
-        group_by=_group_by(name, options.get("group_by", [])),
+        group_by=_group_by(name, options.get("group_by", list(DEFAULT_GROUP_BY))),
     )
 
 

@@ -137,6 +137,7 @@ class NotifyReason(StrEnum):
     REPEAT = "repeat"
     RESOLVED = "resolved"
     ACKNOWLEDGED = "acknowledged"  # someone acknowledged the incident (triage)
+    SNOOZED = "snoozed"  # someone snoozed the incident (triage): a line in its threads
     ALSO_FAILING = "also_failing"  # a check this incident explains fails too (inhibition)
 
 
@@ -170,6 +171,8 @@ class Notification:
     #: The group's first incident, whose threads carry this incident's notifications
     thread_incident_id: int | None = None
     thread_fingerprint: str | None = None
+    #: A resolve's: how many other incidents of its group's thread are still open
+    group_open: int = 0
 
     @property
     def dedup_key(self) -> str:

@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, CursorResult
 
 from alerting.decisions import LastNotice
+from alerting.groups import still_open_in_group
 from alerting.model import Incident, IncidentStatus, Notification, NotifyReason
 from alerting.mutes import Silence
 from alerting.stages import Decision, ReceiverThread
@@ -165,6 +166,10 @@ class NotificationStore:
         if notification is None:
             raise ValueError(f"nothing to enqueue for {decision.receiver}")
         notification = self._in_group_thread(notification)
+        if notification.resolved:
+            notification = replace(
+                notification, group_open=still_open_in_group(self.connection, notification)
+            )
         status = "suppressed" if decision.muted else "grouped" if grouped else "pending"
         self.connection.execute(
             notifications.insert().values(

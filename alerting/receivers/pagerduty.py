@@ -31,13 +31,18 @@ def incident_dedup_key(fingerprint: str) -> str:
 
 
 def dedup_key(n: Notification) -> str:
-    return incident_dedup_key(n.fingerprint)
+    """The incident's key, or its group's: a group pages once (alerting.grouping)."""
+    return incident_dedup_key(n.thread_fingerprint or n.fingerprint)
 
 
 def pagerduty_event(n: Notification, routing_key: str) -> dict[str, object] | None:
     """The Events API v2 body for `n` (pure); None for a note PagerDuty has no event for (the
-    checks an inhibition holds back: the incident already pages once)."""
-    if n.reason is NotifyReason.ALSO_FAILING:
+    checks an inhibition holds back: the incident already pages once; a snooze, which holds
+    back dq's notifications, not the page), and for the resolve of a
+    group's incident while others of the group are open."""
+    if n.reason in (NotifyReason.ALSO_FAILING, NotifyReason.SNOOZED):
+        return None
+    if n.resolved and n.group_open:  # the group's alert resolves with its last open incident
         return None
     if n.resolved:
         return {"routing_key": routing_key, "dedup_key": dedup_key(n), "event_action": "resolve"}

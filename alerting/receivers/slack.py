@@ -132,6 +132,8 @@ def reply_text(n: Notification) -> str:
         return f":eyes: {escape(n.note or 'Acknowledged')}"
     if n.reason is NotifyReason.ALSO_FAILING:
         return f":link: {escape(headline(n))}"
+    if n.reason is NotifyReason.SNOOZED:
+        return f":zzz: {escape(n.note or 'Snoozed')}"
     state = "RESOLVED" if n.resolved else n.level.name
     lines = [f"{LEVEL_EMOJI[state]} {escape(headline(n))}"]
     if not n.resolved and (n.outcome.failing_keys or n.outcome.failing_keys_distinct):
@@ -156,6 +158,10 @@ class SlackCall:
     args: dict[str, object]
 
 
+#: Notes that are a line in the thread and leave the root as it is.
+LINE_ONLY = (NotifyReason.ALSO_FAILING, NotifyReason.SNOOZED)
+
+
 def slack_calls(n: Notification, thread: Thread, channel: str) -> list[SlackCall]:
     """The Web API calls for `n` given what the thread already holds (pure)."""
     root = {
@@ -171,8 +177,8 @@ def slack_calls(n: Notification, thread: Thread, channel: str) -> list[SlackCall
     reply: dict[str, object] = {**where, "thread_ts": thread["ts"], "text": said}
     if n.reason is NotifyReason.LEVEL_RAISED:
         reply["reply_broadcast"] = True
-    if n.reason is NotifyReason.ALSO_FAILING or n.thread_incident_id is not None:
-        # a line in the thread; the root (the inhibitor's, the group's) stays as it is
+    if n.reason in LINE_ONLY or n.thread_incident_id is not None:
+        # a line in the thread; the root (the inhibitor's, the group's, a snoozed one's) stays
         reply["text"] = escape(f"{n.outcome.check}: ") + said if n.thread_incident_id else said
         return [SlackCall("chat.postMessage", reply)]
     actions = actions_block(n) if carries_buttons(n) else None

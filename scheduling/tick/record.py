@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from sqlalchemy.engine import Connection
 
-from alerting import record_outcome
+from alerting import EscalationPolicy, Recorded, record_outcome
 from alerting.inhibition import InhibitRule
 from alerting.model import RUNBOOK_LINK
 from checkers.outcome import CheckOutcome
@@ -19,6 +20,8 @@ from checks.problems import DefinitionProblem
 from scheduling.claims import Claim, ClaimLost, HeldWindows, current_claim
 from scheduling.outage import record_or_spool
 from scheduling.settings import Settings
+from scheduling.spool import SpoolEntry
+from scheduling.tick.inhibit_rules import inhibit_rules, source_key
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +35,62 @@ def save_failing_rows(settings: Settings, outcome: CheckOutcome, now: dt.datetim
         return outcome
     relative = settings.failing_rows.save(outcome, now)
     return replace(outcome, failing_rows=relative) if relative else outcome
+
+
+def record_in(
+    connection: Connection,
+    settings: Settings,
+    outcome: CheckOutcome,
+    policy: EscalationPolicy,
+    now: dt.datetime,
+    *,
+    window: tuple[dt.datetime, dt.datetime] | None,
+    links: dict[str, str],
+    inhibit_rule: InhibitRule | None,
+    source: str | None,
+) -> Recorded:
+    """The tick's one way to record an outcome (run row, incident, outbox rows) in
+    `connection`'s transaction, live or replayed from the spool: with its inhibition rule and
+    source key, unless the settings switch inhibition or grouping off."""
+    return record_outcome(
+        connection,
+        outcome,
+        policy if settings.grouping else replace(policy, group_by=()),
+        now,
+        window=window,
+        mutes=settings.mutes,
+        links=links,
+        page_url=settings.serve_url,
+        inhibit_rule=inhibit_rule if settings.inhibition else None,
+        source=source,
+    )
+
+
+def replayer(
+    settings: Settings,
+    policy_for: Callable[[str], EscalationPolicy],
+    checks: Iterable[type[QualityCheck]],
+) -> Callable[[Connection, SpoolEntry], Recorded]:
+    """How the tick records a spooled entry: as it records a live outcome, with the check's
+    policy, inhibition rule and source key at the entry's time (a check no longer known: none)."""
+    known = {c.name: c for c in checks}
+
+    def record_entry(connection: Connection, entry: SpoolEntry) -> Recorded:
+        check = known.get(entry.check)
+        rules = inhibit_rules([check], entry.now, candidates=known.values()) if check else {}
+        return record_in(
+            connection,
+            settings,
+            entry.outcome,
+            policy_for(entry.check),
+            entry.now,
+            window=entry.window,
+            links=entry.links,
+            inhibit_rule=rules.get(entry.check),
+            source=source_key(check, entry.now) if check else None,
+        )
+
+    return record_entry
 
 
 def record(
@@ -58,15 +117,14 @@ def record(
     policy = settings.policy_for(subject)
 
     def in_transaction(connection: Connection) -> None:
-        run = record_outcome(
+        run = record_in(
             connection,
+            settings,
             outcome,
             policy,
             now,
             window=window,
-            mutes=settings.mutes,
             links=links,
-            page_url=settings.serve_url,
             inhibit_rule=inhibit_rule,
             source=source,
         )
@@ -74,7 +132,7 @@ def record(
 
     try:
         return record_or_spool(
-            settings, outcome, policy, now, window=window, links=links, record=in_transaction
+            settings, outcome, now, window=window, links=links, record=in_transaction
         )
     except ClaimLost as lost:
         log.warning("%s; its outcome is not recorded by this run", lost)
