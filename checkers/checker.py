@@ -136,9 +136,12 @@ def excused_condition(
             if frame is not None
             else [F.col(n) for n in names]
         )
+        if known.nulls:  # explicit: NULL never equals a listed key
+            conditions.append(_any_null(columns))
         if len(columns) == 1:
             values = [k[0] if isinstance(k, tuple) else k for k in known.keys]
-            conditions.append(columns[0].isin(values))
+            if values:
+                conditions.append(columns[0].isin(values))
             continue
         for key in known.keys:
             if not isinstance(key, tuple) or len(key) != len(columns):
@@ -157,6 +160,13 @@ def excused_condition(
     for condition in conditions[1:]:
         combined = combined | condition
     return F.coalesce(combined, F.lit(False))
+
+
+def _any_null(columns: Sequence[Column]) -> Column:
+    condition = columns[0].isNull()
+    for column in columns[1:]:
+        condition = condition | column.isNull()
+    return condition
 
 
 CONFIGURATION_ERROR = "configuration error: "

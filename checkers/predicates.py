@@ -6,18 +6,30 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import numpy as np
 import pandas as pd
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType
 
-#: A Column, a SQL expression, or a Python function of row dicts returning a truthy value.
+#: A Column, a SQL expression, or a Python function of row dicts returning True or False.
 Predicate = Column | str | Callable[..., object]
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, object]]:
     # NaN/NaT become None, so a Python predicate sees SQL NULL as None.
     return frame.astype(object).where(frame.notna(), None).to_dict("records")
+
+
+def verdict(value: object) -> bool:
+    """A Python predicate's answer: True or False (numpy's too). Anything else ("yes", 1, NaN,
+    None) is refused, naming it: `bool()` would turn "no" into a pass."""
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    raise TypeError(
+        f"a Python predicate must return True or False, it returned {value!r:.60} "
+        f"({type(value).__name__})"
+    )
 
 
 def python_condition(function: Callable[..., object], arguments: Sequence[str]) -> Column:
@@ -29,7 +41,7 @@ def python_condition(function: Callable[..., object], arguments: Sequence[str]) 
     def call(row: dict[str, object]) -> bool:
         values = [row[n] for n in names]
         # Spark evaluates UDFs before CASE picks a branch: a missing side never reaches `function`.
-        return not any(v is None for v in values) and bool(function(*values))
+        return not any(v is None for v in values) and verdict(function(*values))
 
     @F.pandas_udf(BooleanType())  # type: ignore[call-overload]
     def evaluate(frame: pd.DataFrame) -> pd.Series:
@@ -43,7 +55,7 @@ def python_row_condition(function: Callable[..., object], columns: Sequence[str]
 
     @F.pandas_udf(BooleanType())  # type: ignore[call-overload]
     def evaluate(frame: pd.DataFrame) -> pd.Series:
-        return pd.Series([bool(function(row)) for row in _records(frame)], dtype=bool)
+        return pd.Series([verdict(function(row)) for row in _records(frame)], dtype=bool)
 
     return evaluate(F.struct(*[F.col(f"`{c}`") for c in columns]))  # type: ignore[no-any-return]
 
