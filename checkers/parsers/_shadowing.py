@@ -15,7 +15,9 @@ from checkers.parsers._base import SourceError
 from checkers.parsers._hive import local_root
 
 
-def refuse_shadowing(df: DataFrame, file_format: str, options: Mapping[str, str], what: str) -> None:
+def refuse_shadowing(
+    df: DataFrame, file_format: str, options: Mapping[str, str], what: str
+) -> None:
     """Raise SourceError naming the directory and the column when one shadows the other."""
     files = df.inputFiles()
     if not files:
