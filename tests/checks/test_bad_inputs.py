@@ -8,10 +8,11 @@ import datetime as dt
 import http.server
 import json
 import socket
-import threading
 
+import pyarrow as pa
 import pytest
 import sqlalchemy as sa
+from pyarrow import parquet
 from pyspark.sql import functions as F
 
 from alerting import EscalationPolicy, FailingRowsLog
@@ -27,8 +28,9 @@ from checks.registry import discover_all
 from scheduling.runner import run_checks
 from scheduling.schema import project_database
 from scheduling.settings import Settings
+from tests.http_stub import Reply, http_stub
 
-pytestmark = pytest.mark.slow  # one run of ~25 checks: Python-worker failures cost a stage each
+pytestmark = pytest.mark.slow  # one run of ~25 checks over eight kinds of source
 
 T0 = dt.datetime(2026, 11, 22, 7, 0, tzinfo=dt.UTC)
 PG = "postgresql+psycopg://postgres@127.0.0.1:5432"
@@ -41,27 +43,15 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-class _Html(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        code = 500 if self.path.startswith("/broken") else 200
-        body = b"<html><body>login</body></html>"
-        self.send_response(code)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+def _login_page(request: http.server.BaseHTTPRequestHandler) -> Reply:
+    code = 500 if request.path.startswith("/broken") else 200
+    return Reply(code, b"<html><body>login</body></html>", "text/html; charset=utf-8")
 
 
 @pytest.fixture(scope="module")
 def html_server():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Html)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+    with http_stub(_login_page) as url:
+        yield url
 
 
 def _flights(spark):
@@ -93,9 +83,10 @@ def _wide_checker(self, data):
 
 
 @pytest.fixture(scope="module")
-def files(spark, tmp_path_factory):
+def files(tmp_path_factory):
     root = tmp_path_factory.mktemp("bad_inputs")
-    spark.createDataFrame([(1, "a")], "day int, v string").write.parquet(str(root / "pq/day=7"))
+    (root / "pq/day=7").mkdir(parents=True)
+    parquet.write_table(pa.table({"day": [1], "v": ["a"]}), root / "pq/day=7/a.parquet")
     (root / "csv/day=7").mkdir(parents=True)
     (root / "csv/day=7/a.csv").write_text("day,v\n1,a\n")
     return root
