@@ -10,7 +10,8 @@ import os
 import socket
 from pathlib import Path
 
-from checkers.outcome import CheckOutcome
+from checkers.outcome import CheckOutcome, json_safe
+from checkers.sample_limits import IN_FILE, bounded_rows
 
 #: Where failing rows are published, and where they are written (dq.toml [failing_rows]).
 FAILING_ROWS_URL_ENV = "DQ_FAILING_ROWS_URL"
@@ -62,7 +63,8 @@ class FailingRowsLog:
         target = self.directory / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         with target.open("w", encoding="utf-8") as out:
-            for row in outcome.to_dict()["sample"]:  # type: ignore[attr-defined]
+            rows = [json_safe(row) for row in outcome.sample]
+            for row in bounded_rows(rows, IN_FILE):  # type: ignore[arg-type]
                 out.write(json.dumps(row, sort_keys=True) + "\n")
         return relative.as_posix()
 
