@@ -10,8 +10,9 @@ import os
 import socket
 from pathlib import Path
 
-from checkers.outcome import CheckOutcome
+from checkers.outcome import CheckOutcome, json_safe
 from checkers.private_files import PRIVATE_FILE, private_directory
+from checkers.sample_limits import IN_FILE, bounded_rows
 
 #: Where failing rows are published, and where they are written (dq.toml [failing_rows]).
 FAILING_ROWS_URL_ENV = "DQ_FAILING_ROWS_URL"
@@ -65,7 +66,8 @@ class FailingRowsLog:
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
         os.fchmod(fd, PRIVATE_FILE)
         with os.fdopen(fd, "w", encoding="utf-8") as out:
-            for row in outcome.to_dict()["sample"]:  # type: ignore[attr-defined]
+            rows = [json_safe(row) for row in outcome.sample]
+            for row in bounded_rows(rows, IN_FILE):  # type: ignore[arg-type]
                 out.write(json.dumps(row, sort_keys=True) + "\n")
         return relative.as_posix()
 

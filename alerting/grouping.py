@@ -16,6 +16,8 @@ from checkers.outcome import CheckOutcome
 KEY_LENGTH = 400
 #: What `group_by` may name.
 GROUP_FIELDS = ("owner", "tag", "source")
+#: A policy's `group_by` unless it says otherwise: the checks over one source fail together.
+DEFAULT_GROUP_BY = ("source",)
 
 
 def group_key(group_by: Sequence[str], outcome: CheckOutcome, source: str | None) -> str | None:
@@ -54,4 +56,4 @@ def with_member(root: Notification, member: Notification, headline: str) -> Noti
     )
 
 
-__all__ = ["GROUP_FIELDS", "GroupMember", "group_key", "with_member"]
+__all__ = ["DEFAULT_GROUP_BY", "GROUP_FIELDS", "GroupMember", "group_key", "with_member"]

@@ -88,3 +88,21 @@ def _fold(connection: Connection, first_id: int, member: Notification) -> bool:
         .values(payload=root.to_json(), level=int(root.level))
     ).rowcount
     return bool(won)
+
+
+def still_open_in_group(connection: Connection, notification: Notification) -> int:
+    """How many other incidents of the group thread `notification` goes to (its receiver's) are
+    still open: the group's first incident and the members whose rows went to its thread."""
+    first = notification.thread_incident_id or notification.incident_id
+    members = sa.select(notifications.c.incident_id).where(
+        notifications.c.thread_incident_id == first,
+        notifications.c.receiver == notification.receiver,
+    )
+    found = connection.execute(
+        sa.select(sa.func.count()).where(
+            sa.or_(incidents.c.id == first, incidents.c.id.in_(members)),
+            incidents.c.id != notification.incident_id,
+            incidents.c.status == "open",
+        )
+    ).scalar()
+    return int(found or 0)

@@ -137,6 +137,7 @@ class NotifyReason(StrEnum):
     REPEAT = "repeat"
     RESOLVED = "resolved"
     ACKNOWLEDGED = "acknowledged"  # someone acknowledged the incident (triage)
+    SNOOZED = "snoozed"  # someone snoozed the incident (triage): a line in its threads
     ALSO_FAILING = "also_failing"  # a check this incident explains fails too (inhibition)
 
 
@@ -172,6 +173,8 @@ class Notification:
     thread_fingerprint: str | None = None
     #: The installation that recorded it (alerting.installation; "" before migration 12)
     installation: str = ""
+    #: A resolve's: how many other incidents of its group's thread are still open
+    group_open: int = 0
 
     @property
     def dedup_key(self) -> str:

@@ -7,7 +7,7 @@ import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from alerting.grouping import GROUP_FIELDS
+from alerting.grouping import DEFAULT_GROUP_BY, GROUP_FIELDS
 from alerting.model import Incident
 from checkers.levels import AlertLevel
 
@@ -30,8 +30,9 @@ class EscalationPolicy:
     escalate_after: dt.timedelta | None = None
     repeat_every: dt.timedelta | None = dt.timedelta(hours=4)
     #: Incidents opening in one run with the same values of these (owner, tag, source) go out
-    #: as one notification per receiver (alerting.grouping); empty: each on its own.
-    group_by: tuple[str, ...] = ()
+    #: as one notification per receiver (alerting.grouping); by default the checks over one
+    #: source; empty: each on its own.
+    group_by: tuple[str, ...] = DEFAULT_GROUP_BY
 
     def __post_init__(self) -> None:
         if isinstance(self.group_by, str) or any(g not in GROUP_FIELDS for g in self.group_by):

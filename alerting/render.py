@@ -44,6 +44,8 @@ def headline(n: Notification) -> str:
     what = reason(o)
     if n.reason is NotifyReason.ACKNOWLEDGED:
         return f"{n.note or 'Acknowledged'}: {what}"
+    if n.reason is NotifyReason.SNOOZED:
+        return f"{n.note or 'Snoozed'}: {what}"
     if n.reason is NotifyReason.ALSO_FAILING:
         return n.note or f"Also failing: {what}"
     prefix = {

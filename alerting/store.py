@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, CursorResult
 
 from alerting.decisions import LastNotice
+from alerting.groups import still_open_in_group
 from alerting.installation import installation_id
 from alerting.model import Incident, IncidentStatus, Notification, NotifyReason
 from alerting.mutes import Silence
@@ -168,6 +169,10 @@ class NotificationStore:
         notification = self._in_group_thread(notification)
         if not notification.installation:  # ours: no other installation's message is adopted
             notification = replace(notification, installation=installation_id(self.connection))
+        if notification.resolved:
+            notification = replace(
+                notification, group_open=still_open_in_group(self.connection, notification)
+            )
         status = "suppressed" if decision.muted else "grouped" if grouped else "pending"
         self.connection.execute(
             notifications.insert().values(

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from checkers.dq_toml import read_document
+from checkers.dq_toml import DqTomlError, read_document
 
 CHECKS_ENV = "DQ_CHECKS"
 CONFIG_ENV = "DQ_CONFIG"
@@ -91,10 +91,11 @@ def _listed(path: Path, value: object) -> tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise ValueError(
-            f"{path}: `{CONFIG_KEY}` must be a list of package names, e.g. "
-            f'{CONFIG_KEY} = ["teamchecks"]'
-        )
+        raise DqTomlError(
+            f"`{CONFIG_KEY}` must be a list of package names, e.g. "
+            f'{CONFIG_KEY} = ["teamchecks"], got {value!r:.60}',
+            key=(CONFIG_KEY,),
+        ).located(path)
     return tuple(v.strip() for v in value)
 
 

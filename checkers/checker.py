@@ -16,6 +16,7 @@ from checkers._keys import key_columns, quoted
 from checkers.errors import describe_failure
 from checkers.metrics import Analyzer, CountWhere, Metric, run_analysis
 from checkers.outcome import SampleRow, json_safe
+from checkers.sample_limits import IN_FILE, bounded_rows
 from checkers.tolerances import KnownBroken, Tolerance
 
 DEFAULT_SAMPLE_SIZE = 20
@@ -116,7 +117,9 @@ class Checker(ABC):
 
 
 def rows_to_dicts(rows: Iterable[object]) -> list[SampleRow]:
-    return [json_safe(row.asDict(recursive=True)) for row in rows]  # type: ignore[attr-defined,misc]
+    # bounded as the failing-rows file keeps them: a 2 MB value is never held whole
+    found = [json_safe(row.asDict(recursive=True)) for row in rows]  # type: ignore[attr-defined]
+    return bounded_rows(found, IN_FILE)  # type: ignore[arg-type,return-value]
 
 
 def excused_condition(
@@ -136,9 +139,12 @@ def excused_condition(
             if frame is not None
             else [F.col(n) for n in names]
         )
+        if known.nulls:  # explicit: NULL never equals a listed key
+            conditions.append(_any_null(columns))
         if len(columns) == 1:
             values = [k[0] if isinstance(k, tuple) else k for k in known.keys]
-            conditions.append(columns[0].isin(values))
+            if values:
+                conditions.append(columns[0].isin(values))
             continue
         for key in known.keys:
             if not isinstance(key, tuple) or len(key) != len(columns):
@@ -146,7 +152,7 @@ def excused_condition(
                     f"KnownBroken key {key!r} needs one value per key column {tuple(names)}: "
                     f"write it as a tuple"
                 )
-            parts = [c == F.lit(v) for c, v in zip(columns, key, strict=True)]  # type: ignore[call-overload]
+            parts = [c == F.lit(v) for c, v in zip(columns, key, strict=True)]
             match = parts[0]
             for part in parts[1:]:
                 match = match & part
@@ -159,7 +165,24 @@ def excused_condition(
     return F.coalesce(combined, F.lit(False))
 
 
+def _any_null(columns: Sequence[Column]) -> Column:
+    condition = columns[0].isNull()
+    for column in columns[1:]:
+        condition = condition | column.isNull()
+    return condition
+
+
 CONFIGURATION_ERROR = "configuration error: "
+
+
+def not_a_checker(value: object) -> str:
+    """Why a `checker()` that returned `value` (not a Checker) could not run."""
+    forgot = " (a `return` missing at the end of checker()?)" if value is None else ""
+    return (
+        f"{CONFIGURATION_ERROR}checker() returned {type(value).__name__} {value!r:.80}"
+        f"{forgot}, not a Checker: return one, e.g. "
+        "PredicateSingleDatasetChecker(data, 'amount >= 0')"
+    )
 
 
 def plan_or_error(checker: Checker, tolerance: Tolerance | None) -> CheckerPlan | CheckerResult:
@@ -167,10 +190,7 @@ def plan_or_error(checker: Checker, tolerance: Tolerance | None) -> CheckerPlan 
     configuration (KnownBroken without key columns, a key column not in the data...) is that
     check's ERROR, never the run's."""
     if not isinstance(checker, Checker):
-        return CheckerResult.failed_to_run(
-            f"{CONFIGURATION_ERROR}checker() returned {type(checker).__name__} {checker!r:.80}, "
-            "not a Checker: return one, e.g. PredicateSingleDatasetChecker(data, 'amount >= 0')"
-        )
+        return CheckerResult.failed_to_run(not_a_checker(checker))
     try:
         return checker.plan(tolerance.known_broken() if tolerance else ())
     except ValueError as exc:

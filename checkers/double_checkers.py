@@ -9,7 +9,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from checkers._keys import key_columns, quoted
-from checkers.predicates import Predicate, as_condition
+from checkers.predicates import Answer, Predicate, as_answer
 from checkers.row_checkers import RowPredicateChecker
 
 
@@ -73,26 +73,28 @@ class PredicateDoubleDatasetsChecker(RowPredicateChecker):
         ]
         return joined.select(*keys, "left", "right")
 
-    def _matches(self) -> Column:
+    def _matches(self) -> Answer:
         if self.predicate is None:
-            return F.lit(True)
-        condition = as_condition(self.predicate, struct_arguments=("left", "right"))
-        return F.coalesce(condition, F.lit(False))
+            return Answer(F.lit(True))
+        found = as_answer(self.predicate, struct_arguments=("left", "right"))
+        return Answer(F.coalesce(found.condition, F.lit(False)), found.problem)
 
-    def condition(self, frame: DataFrame) -> Column:
+    def answer(self, frame: DataFrame) -> Answer:
         has_left, has_right = F.col("left").isNotNull(), F.col("right").isNotNull()
-        return (
-            F.when(has_left & has_right, self._matches())
+        matches = self._matches()
+        condition = (
+            F.when(has_left & has_right, matches.condition)
             .when(has_left, F.lit(not self.fail_missing_in_right))
             .otherwise(F.lit(not self.fail_missing_in_left))
         )
+        return Answer(condition, matches.problem)
 
     def breakdown(self, frame: DataFrame) -> dict[str, Column]:
         has_left, has_right = F.col("left").isNotNull(), F.col("right").isNotNull()
         return {
             "missing_in_left": ~has_left,
             "missing_in_right": ~has_right,
-            "mismatched": has_left & has_right & ~self._matches(),
+            "mismatched": has_left & has_right & ~self._matches().condition,
         }
 
 

@@ -11,6 +11,14 @@ from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 
 from checkers.levels import AlertLevel
+from checkers.sample_limits import (
+    CELL_CHARS,
+    ERROR_CHARS,
+    STORED,
+    bounded_rows,
+    bounded_value,
+    cut_text,
+)
 
 #: One failing element, column name -> JSON-safe value.
 SampleRow = dict[str, object]
@@ -133,12 +141,18 @@ class CheckOutcome:
         return f"{self.check}: FAILED (level {self.level.name}), {counts}"
 
     def to_dict(self) -> dict[str, object]:
+        """The outcome as JSON holds it, bounded (checkers.sample_limits): cells and failing
+        keys cut at CELL_CHARS, the sample at SAMPLE_BYTES, the error at ERROR_CHARS."""
         out: dict[str, object] = {}
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, AlertLevel):
                 value = value.name
             out[f.name] = json_safe(value)
+        out["sample"] = bounded_rows(out["sample"], STORED)  # type: ignore[arg-type]
+        out["failing_keys"] = bounded_value(out["failing_keys"], CELL_CHARS)
+        if self.error is not None:
+            out["error"] = cut_text(self.error, ERROR_CHARS)
         return out
 
     def to_json(self) -> str:

@@ -4,14 +4,19 @@ lets a team express anything."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 from pyspark.sql import Column
 from pyspark.sql import functions as F
-from pyspark.sql.types import BooleanType
+from pyspark.sql.types import BooleanType, StringType, StructField, StructType
 
-#: A Column, a SQL expression, or a Python function of row dicts returning a truthy value.
+#: How much of a predicate's exception or wrong answer an error shows.
+PROBLEM_CHARS = 300
+#: A Column, a SQL expression, or a Python function of row dicts returning True or False.
 Predicate = Column | str | Callable[..., object]
 
 
@@ -20,8 +25,49 @@ def _records(frame: pd.DataFrame) -> list[dict[str, object]]:
     return frame.astype(object).where(frame.notna(), None).to_dict("records")
 
 
-def python_condition(function: Callable[..., object], arguments: Sequence[str]) -> Column:
-    """A boolean Column calling `function(*row dicts)` on each row, one dict per struct column
+def verdict(value: object) -> bool:
+    """A Python predicate's answer: True or False (numpy's too). Anything else ("yes", 1, NaN,
+    None) is refused, naming it: `bool()` would turn "no" into a pass."""
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    raise TypeError(
+        f"a Python predicate must return True or False, it returned {value!r:.60} "
+        f"({type(value).__name__})"
+    )
+
+
+#: What a Python predicate's UDF returns per row: its verdict, or why it has none.
+_ANSWER = StructType([StructField("verdict", BooleanType()), StructField("problem", StringType())])
+
+
+def _answers(verdicts: Iterable[Callable[[], bool]]) -> pd.DataFrame:
+    """Each row's verdict, or (when the predicate raised or answered something else than a
+    boolean) the problem: the worker never fails, so it is reused and the pass is not retried."""
+    found: list[tuple[bool | None, str | None]] = []
+    for answer in verdicts:
+        try:
+            found.append((answer(), None))
+        except Exception as exc:
+            found.append((None, f"{type(exc).__name__}: {exc}"[:PROBLEM_CHARS]))
+    return pd.DataFrame(found, columns=["verdict", "problem"])
+
+
+@dataclass(frozen=True, eq=False)
+class Answer:
+    """A predicate as Columns: `condition`, TRUE where a row passes; and for a Python predicate
+    `problem`, the text of what went wrong on a row (it raised, or answered something else than
+    True or False), NULL elsewhere. Both read one UDF column, so Spark runs the function once."""
+
+    condition: Column
+    problem: Column | None = None
+
+
+def _answer(found: Column) -> Answer:
+    return Answer(found["verdict"], found["problem"])
+
+
+def python_condition(function: Callable[..., object], arguments: Sequence[str]) -> Answer:
+    """The Answer of `function(*row dicts)` on each row, one dict per struct column
     named in `arguments` (or one dict of all named columns when they are not structs)."""
 
     names = list(arguments)
@@ -29,37 +75,39 @@ def python_condition(function: Callable[..., object], arguments: Sequence[str]) 
     def call(row: dict[str, object]) -> bool:
         values = [row[n] for n in names]
         # Spark evaluates UDFs before CASE picks a branch: a missing side never reaches `function`.
-        return not any(v is None for v in values) and bool(function(*values))
+        return not any(v is None for v in values) and verdict(function(*values))
 
-    @F.pandas_udf(BooleanType())  # type: ignore[call-overload]
-    def evaluate(frame: pd.DataFrame) -> pd.Series:
-        return pd.Series([call(row) for row in _records(frame)], dtype=bool)
+    @F.pandas_udf(_ANSWER)  # type: ignore[call-overload]
+    def evaluate(frame: pd.DataFrame) -> pd.DataFrame:
+        return _answers(functools.partial(call, row) for row in _records(frame))
 
-    return evaluate(F.struct(*names))  # type: ignore[no-any-return]
-
-
-def python_row_condition(function: Callable[..., object], columns: Sequence[str]) -> Column:
-    """A boolean Column calling `function(row)` with a dict of `columns` for each row."""
-
-    @F.pandas_udf(BooleanType())  # type: ignore[call-overload]
-    def evaluate(frame: pd.DataFrame) -> pd.Series:
-        return pd.Series([bool(function(row)) for row in _records(frame)], dtype=bool)
-
-    return evaluate(F.struct(*[F.col(f"`{c}`") for c in columns]))  # type: ignore[no-any-return]
+    return _answer(evaluate(F.struct(*names)))
 
 
-def as_condition(
+def python_row_condition(function: Callable[..., object], columns: Sequence[str]) -> Answer:
+    """The Answer of `function(row)` with a dict of `columns` for each row."""
+
+    @F.pandas_udf(_ANSWER)  # type: ignore[call-overload]
+    def evaluate(frame: pd.DataFrame) -> pd.DataFrame:
+        return _answers(
+            functools.partial(lambda r: verdict(function(r)), row) for row in _records(frame)
+        )
+
+    return _answer(evaluate(F.struct(*[F.col(f"`{c}`") for c in columns])))
+
+
+def as_answer(
     predicate: Predicate,
     *,
     row_columns: Sequence[str] = (),
     struct_arguments: Sequence[str] = (),
-) -> Column:
-    """The predicate as a Column. A callable gets each row's `row_columns` as one dict, or
+) -> Answer:
+    """The predicate as Columns. A callable gets each row's `row_columns` as one dict, or
     (when `struct_arguments` is given) one dict per named struct column."""
     if isinstance(predicate, Column):
-        return predicate
+        return Answer(predicate)
     if isinstance(predicate, str):
-        return F.expr(predicate)
+        return Answer(F.expr(predicate))
     if callable(predicate):
         if struct_arguments:
             return python_condition(predicate, struct_arguments)
@@ -67,6 +115,12 @@ def as_condition(
     raise TypeError(
         f"a predicate is a Column, a SQL string or a callable, not {type(predicate).__name__}"
     )
+
+
+def problem_error(count: int, example: str | None) -> str:
+    """The error of a Python predicate that went wrong on `count` rows, `example` one problem."""
+    rows = "row" if count == 1 else "rows"
+    return f"the Python predicate went wrong on {count:,} {rows}, e.g. {example}"
 
 
 def failing(condition: Column) -> Column:

@@ -31,7 +31,7 @@ from checkers.metrics.samples import (
     hashable_columns,
 )
 from checkers.outcome import json_safe
-from checkers.predicates import Predicate, as_condition, failing
+from checkers.predicates import Answer, Predicate, as_answer, failing, problem_error
 from checkers.tolerances import KnownBroken
 
 _ids = itertools.count(1)
@@ -53,6 +53,10 @@ class RowPredicateChecker(Checker):
     def condition(self, frame: DataFrame) -> Column:
         raise NotImplementedError
 
+    def answer(self, frame: DataFrame) -> Answer:
+        """The condition and, for a Python predicate, each row's problem (see Answer)."""
+        return Answer(self.condition(frame))
+
     def breakdown(self, frame: DataFrame) -> dict[str, Column]:
         """Named conditions counted beside the failures (reported as metrics)."""
         return {}
@@ -60,7 +64,8 @@ class RowPredicateChecker(Checker):
     def plan(self, excused: Sequence[KnownBroken] = ()) -> CheckerPlan:
         frame = self.frame()
         keys = key_columns(frame, self.key) if self.key else []  # a missing key is an ERROR
-        fails = failing(self.condition(frame))
+        answer = self.answer(frame)
+        fails = failing(answer.condition)
         excuse = excused_condition(excused, self.key, frame)
         unexcused = fails if excuse is None else fails & ~excuse
         counted = {"failing": fails, **({"unexcused": unexcused} if excuse is not None else {})}
@@ -71,11 +76,16 @@ class RowPredicateChecker(Checker):
         analyzers["rows"] = Size()
         keys_read = [c.alias(f"__key_{n}") for n, c in enumerate(keys)]
         samples = _FailingSamples(self.name, frame, fails, excuse, keys_read, self.sample_size)
+        problems = _problems(self.name, answer.problem)
 
         def finish(metrics: Mapping[Analyzer, Metric]) -> CheckerResult:
-            error = first_error(metrics, analyzers.values())
+            error = first_error(metrics, [*analyzers.values(), *problems])
             if error is not None:
                 return CheckerResult.failed_to_run(_without_analyzer_name(error))
+            if problems and (found := int(metrics[problems[0]].value)):  # type: ignore[arg-type]
+                entries = metrics[problems[1]].value["entries"]  # type: ignore[index]
+                example = str(entries[0][1]) if entries else None
+                return CheckerResult.failed_to_run(problem_error(found, example))
             values = {name: int(metrics[a].value) for name, a in analyzers.items()}  # type: ignore[arg-type]
             values.setdefault("unexcused", values["failing"])
             wanted = unexcused if values["unexcused"] else fails
@@ -114,7 +124,20 @@ class RowPredicateChecker(Checker):
                 keys_distinct=distinct,
             )
 
-        return CheckerPlan(frame, [*analyzers.values(), *samples.analyzers], finish)
+        return CheckerPlan(frame, [*analyzers.values(), *problems, *samples.analyzers], finish)
+
+
+def _problems(name: str, problem: Column | None) -> list[Analyzer]:
+    """How many rows a Python predicate went wrong on, and one of its problems, counted in the
+    shared pass: a wrong answer never fails the pass nor restarts a Python worker, so the checks
+    sharing the pass stand and nothing is run twice."""
+    if problem is None:
+        return []
+    seen = F.when(problem.isNotNull(), F.xxhash64(problem))
+    return [
+        CountWhere(f"{name}:problems", problem.isNotNull()),
+        BottomK(f"{name}:problem", problem, seen, 1),
+    ]
 
 
 #: Prefix of columns the engine adds to a source (see checkers.parsers.PARTITION_COLUMN).
@@ -239,9 +262,9 @@ class PredicateSingleDatasetChecker(RowPredicateChecker):
     def frame(self) -> DataFrame:
         return self.dataset
 
-    def condition(self, frame: DataFrame) -> Column:
+    def answer(self, frame: DataFrame) -> Answer:
         columns = [c for c in frame.columns if not _internal(c)]
-        return as_condition(self.predicate, row_columns=columns)
+        return as_answer(self.predicate, row_columns=columns)
 
     def incremental_problem(self, partition_columns: Sequence[str]) -> str | None:
         return None  # each row is judged alone: counts add up over partitions
@@ -301,5 +324,5 @@ class OffsetPredicateSingleDatasetChecker(RowPredicateChecker):
             F.lag(row, self.offset).over(window).alias("previous"),
         ).filter(F.col("previous").isNotNull())
 
-    def condition(self, frame: DataFrame) -> Column:
-        return as_condition(self.predicate, struct_arguments=("previous", "current"))
+    def answer(self, frame: DataFrame) -> Answer:
+        return as_answer(self.predicate, struct_arguments=("previous", "current"))

@@ -121,15 +121,20 @@ class KnownBroken(Tolerance):
     """Elements whose key is listed may fail; any other failure is not accepted.
 
     `columns` name the key; left out, the checker's key columns are used (`key=` of a predicate
-    checker, `on=` of a double-dataset checker).
+    checker, `on=` of a double-dataset checker). NULL equals no key, so a key holding None is
+    refused: `nulls=True` excuses the rows whose key (any of its columns) is NULL.
 
     >>> KnownBroken(["N3ABAA", "N3AEAA"], columns=("tailnum",))
+    >>> KnownBroken(nulls=True, columns="tailnum")  # rows without a tail number may fail
     """
 
     keys: frozenset[Key]
     columns: tuple[str, ...] = ()
+    nulls: bool = False
 
-    def __init__(self, keys: Iterable[Key], columns: Iterable[str] = ()) -> None:
+    def __init__(
+        self, keys: Iterable[Key] = (), columns: Iterable[str] = (), *, nulls: bool = False
+    ) -> None:
         if isinstance(keys, str | bytes):
             raise TypeError(
                 f"KnownBroken takes a list of keys, not one string (it would excuse each "
@@ -140,8 +145,16 @@ class KnownBroken(Tolerance):
             raise TypeError(f"KnownBroken columns must be column names, got {names!r}")
         object.__setattr__(self, "keys", frozenset(keys))
         object.__setattr__(self, "columns", names)
+        object.__setattr__(self, "nulls", bool(nulls))
         if any(isinstance(k, tuple) and len(k) != len(names or k) for k in self.keys):
             raise ValueError(f"KnownBroken keys must have one value per key column {names}")
+        if any(k is None or (isinstance(k, tuple) and None in k) for k in self.keys):
+            raise ValueError(
+                "KnownBroken keys cannot hold None: NULL equals no key, so it would excuse "
+                "nothing; to excuse rows whose key is NULL write KnownBroken(nulls=True, ...)"
+            )
+        if not self.keys and not self.nulls:
+            raise ValueError("KnownBroken needs keys, or nulls=True to excuse NULL keys")
 
     def accepts(self, counts: FailureCounts) -> bool:
         return counts.unexcused == 0
@@ -149,7 +162,8 @@ class KnownBroken(Tolerance):
     def describe(self) -> str:
         shown = ", ".join(sorted(map(str, self.keys))[:5])
         more = f" and {len(self.keys) - 5} more" if len(self.keys) > 5 else ""
-        return f"known broken keys {shown}{more}"
+        listed = [f"{shown}{more}"] if self.keys else []
+        return "known broken keys " + " and ".join([*listed, *(["NULL"] if self.nulls else [])])
 
     def known_broken(self) -> tuple[KnownBroken, ...]:
         return (self,)

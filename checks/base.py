@@ -88,7 +88,7 @@ class QualityCheck:
     abstract: ClassVar[bool] = False
 
     def __init_subclass__(cls, *, register: bool = True, **kwargs: object) -> None:
-        super().__init_subclass__(**kwargs)  # type: ignore[arg-type]
+        super().__init_subclass__(**kwargs)
         if "abstract" not in cls.__dict__:
             cls.abstract = False
         if "name" not in cls.__dict__:
@@ -136,7 +136,7 @@ class QualityCheck:
                         f"TableParser(f'events_{{self.now:%Y%m%d}}')) or a dict of them"
                     )
             self.__dict__["_built_parser"] = parser
-        return self.__dict__["_built_parser"]  # type: ignore[no-any-return]
+        return self.__dict__["_built_parser"]
 
     def sources(self) -> dict[str, Parser]:
         """The check's parsers by name (a single parser is named "data")."""

@@ -48,7 +48,7 @@ def _readable(value: object, kind: type, default: object) -> object:
     return value if isinstance(value, kind) else default
 
 
-def _describe(exc: BaseException) -> str:
+def exception_line(exc: BaseException) -> str:
     if isinstance(exc, SyntaxError):
         where = f"line {exc.lineno}" if exc.lineno else "?"
         return f"SyntaxError: {exc.msg} ({exc.filename or '?'}, {where})"
@@ -92,14 +92,14 @@ def _class_body(exc: BaseException, module: str) -> dict[str, object] | None:
 def for_import_failure(module: str, exc: BaseException) -> DefinitionProblem:
     """The problem of a module that failed to import: named after the check whose class body
     raised when that can be told, else `module:<module>`."""
-    stopped = "(the module stopped importing there: checks defined after it are not loaded)"
+    stopped = "(the module stopped importing there: each check defined after it is an ERROR too)"
     body = None if isinstance(exc, SyntaxError) else _class_body(exc, module)
     if body is None:
         return DefinitionProblem(
             name=f"{MODULE_PREFIX}{module}",
             module=module,
             qualname="",
-            reason=f"module failed to import: {_describe(exc)}",
+            reason=f"module failed to import: {exception_line(exc)}",
             import_failed=True,
         )
     qualname = str(body["__qualname__"])
@@ -108,7 +108,7 @@ def for_import_failure(module: str, exc: BaseException) -> DefinitionProblem:
         name=name if valid_name(name) else snake(qualname.rpartition(".")[2]),  # type: ignore[arg-type]
         module=module,
         qualname=qualname,
-        reason=f"{_describe(exc)} {stopped}",
+        reason=f"{exception_line(exc)} {stopped}",
         owner=_readable(body.get("owner", ""), str, ""),  # type: ignore[arg-type]
         escalation=body.get("escalation"),
         error_level=_readable(body.get("error_level"), AlertLevel, AlertLevel.ERROR),  # type: ignore[arg-type]

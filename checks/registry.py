@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from checkers.check_packages import apart
 from checks.definition import CheckDefinitionError
 from checks.problems import DefinitionProblem, for_class, for_import_failure
+from checks.unloaded import unloaded_checks
 
 if TYPE_CHECKING:
     from checks.base import QualityCheck
@@ -126,6 +127,7 @@ def _import(name: str) -> object | None:
         _PROBLEMS[name] = [
             *_PROBLEMS.get(name, []),  # checks refused before the import stopped
             for_import_failure(name, exc),
+            *unloaded_checks(name, exc),  # checks after that point: their own ERROR each
         ]
         return None
 

@@ -25,7 +25,7 @@ def frame_of(spark: SparkSession, rows: Rows, schema: str | StructType | None = 
     leave columns out (NULL) and integers are accepted for fractional columns."""
     records = [dict(r) if isinstance(r, Mapping) else r for r in rows]
     if schema is None:
-        return spark.createDataFrame(records)  # type: ignore[arg-type]
+        return spark.createDataFrame(records)
     fields = spark.createDataFrame([], schema).schema.fields
     names = [f.name for f in fields]
     fractional = [isinstance(f.dataType, DoubleType | FloatType) for f in fields]

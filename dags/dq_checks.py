@@ -70,15 +70,13 @@ def _result(task_id: str) -> dict[str, object]:
     return settle(entry, summaries.get(entry.name), attempt=ti.try_number, start=start, end=end)
 
 
-def _publish(task_id: str, outlet_events=None) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def _publish(task_id: str, outlet_events=None) -> dict[str, object]:
     from scheduling.airflow.tasks import OUTCOMES, publication
 
     ti = get_current_context()["ti"]
     summary = ti.xcom_pull(task_ids=f"{task_id}.result")  # when the result task ran (a retry)
     if summary is None:
-        summary = (ti.xcom_pull(task_ids="evaluate", key=OUTCOMES) or {}).get(
-            BY_TASK[task_id].name
-        )
+        summary = (ti.xcom_pull(task_ids="evaluate", key=OUTCOMES) or {}).get(BY_TASK[task_id].name)
     extra = publication(summary)  # skips unless the run made the asset ready
     outlet_events[_guarded(BY_TASK[task_id])].extra = extra
     return extra

@@ -60,8 +60,9 @@ def seed_metric_history(until: dt.date) -> int:
     for (month, day), count in counts.items():
         date = dt.date(2013, int(month), int(day))
         if date < until:
-            repository.save(day_key(date), [Metric(Size(), value=float(count))],
-                            source_table="flights")
+            repository.save(
+                day_key(date), [Metric(Size(), value=float(count))], source_table="flights"
+            )
             saved += 1
     return saved
 
@@ -75,6 +76,20 @@ class DemoResult(TypedDict):
     escalated: dict[str, AlertLevel]  # the open incidents' levels after the last run
     reads: Reads
     report: Path
+    #: Notifications per receiver: "sent" by the replay, "without" inhibition and grouping
+    notifications: dict[str, Counter[str]]
+    #: Each seeded problem (examples.noise.SEEDED): whether it reached a receiver
+    seeded: dict[str, bool]
+
+
+def notification_lines(counts: Mapping[str, Counter[str]]) -> list[str]:
+    """A line per receiver: notifications sent, and without inhibition and grouping."""
+    sent, without = counts["sent"], counts["without"]
+    lines = [f"  {'receiver':<10} {'sent':>6} {'without':>8}"]
+    for receiver in sorted(set(sent) | set(without)):
+        lines.append(f"  {receiver:<10} {sent[receiver]:>6} {without[receiver]:>8}")
+    lines.append(f"  {'all':<10} {sum(sent.values()):>6} {sum(without.values()):>8}")
+    return lines
 
 
 def reading_summary(reads: Reads) -> list[str]:
@@ -100,9 +115,11 @@ def run_demo(
     first_day: dt.date = FIRST_DAY,
     last_day: dt.date = LAST_DAY,
     report: str | Path | None = None,
+    noise_reduction: bool = True,
 ) -> DemoResult:
     """Replay `first_day`..`last_day`; returns the last outcome per check, what each run of an
-    incremental check read and the report path."""
+    incremental check read, the report path and the notifications per receiver against those
+    without inhibition and grouping (`noise_reduction=False` replays with both off)."""
     base = Path(root).resolve()
     base.mkdir(parents=True, exist_ok=True)
     for stale in ("dq.db", "ops.db"):
@@ -112,6 +129,11 @@ def run_demo(
     import checks.examples as examples
     from checkers.spark import spark_session
     from checks.examples import __all__ as names
+    from examples.noise import (
+        notifications_per_receiver,
+        recorded_without_noise_reduction,
+        seeded_told,
+    )
     from examples.warehouse import append_day, build_warehouse
     from scheduling.cli.console import outcome_lines
     from scheduling.report import write_report
@@ -128,6 +150,7 @@ def run_demo(
         flush=True,
     )
     settings = Settings.from_environment()
+    settings.inhibition = settings.grouping = noise_reduction
     seeded = seed_metric_history(first_day)
     print(f"metric history: daily flight counts of {seeded} earlier days", flush=True)
     checks = [getattr(examples, n) for n in names]
@@ -178,8 +201,27 @@ def run_demo(
     print("  " + ", ".join(f"{n} {s:.2f} s" for n, s in last_tick.timings.items()))
     print("\nRows read per run by the incremental checks, against a read of the whole lake:")
     print("\n".join(reading_summary(reads)))
+    without = recorded_without_noise_reduction(settings, base / "without.db")
+    notified = {
+        "sent": notifications_per_receiver(settings.engine),
+        "without": notifications_per_receiver(without),
+    }
+    told = seeded_told(settings.engine)
+    without.dispose()
+    print("\nNotifications per receiver, and the same outcomes without inhibition and grouping:")
+    print("\n".join(notification_lines(notified)))
+    print(
+        "Seeded problems told: " + ", ".join(f"{p} {'yes' if t else 'NO'}" for p, t in told.items())
+    )
     print(f"\nReport: {path}\nAlerts: {Path(os.environ['DQ_STATE_DIR']) / 'alerts.jsonl'}")
-    return {"latest": latest, "escalated": escalated, "reads": reads, "report": path}
+    return {
+        "latest": latest,
+        "escalated": escalated,
+        "reads": reads,
+        "report": path,
+        "notifications": notified,
+        "seeded": told,
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -187,8 +229,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--root", default=".dq/demo")
     parser.add_argument("--first-day", type=dt.date.fromisoformat, default=FIRST_DAY)
     parser.add_argument("--last-day", type=dt.date.fromisoformat, default=LAST_DAY)
+    parser.add_argument(
+        "--no-noise-reduction",
+        action="store_true",
+        help="replay with inhibition and grouping switched off",
+    )
     args = parser.parse_args(argv)
-    run_demo(args.root, first_day=args.first_day, last_day=args.last_day)
+    run_demo(
+        args.root,
+        first_day=args.first_day,
+        last_day=args.last_day,
+        noise_reduction=not args.no_noise_reduction,
+    )
 
 
 if __name__ == "__main__":

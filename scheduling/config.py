@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from checkers.dq_toml import read_document
+from checkers.dq_toml import DqTomlError, read_document
 
 if TYPE_CHECKING:
     from checkers.check_packages import CheckPackages
@@ -130,6 +130,24 @@ class Config:
         from checkers.check_packages import packages_from
 
         return packages_from(self.checks, self.config_path, self.document)
+
+    def validated(self) -> Config:
+        """This configuration, once its dq.toml passed every check a run makes of it (keys,
+        types, receivers, policies, silences); a refusal is a `DqTomlError` naming the file, the
+        line and the key. Every `dq` command reads its configuration through this."""
+        from alerting.config import config_from_document
+
+        self.check_packages()
+        try:
+            config_from_document(self.document, known_receivers=self.environment_receivers())
+        except DqTomlError as exc:
+            raise exc.located(self.config_path) from None
+        return self
+
+    def environment_receivers(self) -> tuple[str, ...]:
+        """The receivers every run has and those the environment switches on."""
+        named = {"slack": self.slack_channel, "email": self.email, "pagerduty": self.pagerduty}
+        return ("console", "file", *(name for name, on in named.items() if on))
 
     def serve_host_port(self) -> tuple[str, int]:
         """DQ_SERVE_ADDRESS as (host, port); `[::1]:8787` for IPv6."""

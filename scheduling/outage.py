@@ -15,8 +15,6 @@ from typing import TYPE_CHECKING
 import sqlalchemy as sa
 from sqlalchemy.engine import URL, Connection, Engine
 
-from alerting.pipeline import record_outcome
-from alerting.policy import EscalationPolicy
 from alerting.recording import record_in_transaction
 from alerting.render import reason, state
 from checkers.outcome import CheckOutcome
@@ -109,33 +107,19 @@ def alert_line(outcome: CheckOutcome) -> str:
 def record_or_spool(
     settings: Settings,
     outcome: CheckOutcome,
-    policy: EscalationPolicy,
     now: dt.datetime,
     *,
+    record: Callable[[Connection], object],
     window: tuple[dt.datetime, dt.datetime] | None = None,
     links: dict[str, str] | None = None,
-    record: Callable[[Connection], object] | None = None,
 ) -> bool:
-    """Record `outcome` (run row, incident, outbox) in one transaction (`record` does it when
-    given, e.g. with the window's claim), retried once after a concurrent run opened the same
-    incident; while the database is unavailable, spool it and say so on stderr instead. Returns
-    whether it was recorded."""
-
-    def record_default(connection: Connection) -> object:
-        return record_outcome(
-            connection,
-            outcome,
-            policy,
-            now,
-            window=window,
-            mutes=settings.mutes,
-            links=links,
-            page_url=settings.serve_url,
-        )
-
+    """Record `outcome` by `record` (the tick's recording: run row, incident, outbox, claim) in
+    one transaction, retried once after a concurrent run opened the same incident; while the
+    database is unavailable, spool it and say so on stderr instead. Returns whether it was
+    recorded."""
     if settings.database_error is None:
         try:
-            record_in_transaction(settings.engine, record or record_default)
+            record_in_transaction(settings.engine, record)
             return True
         except sa.exc.SQLAlchemyError as exc:
             if not unavailable(exc):
@@ -157,10 +141,11 @@ def record_or_spool(
 
 
 def replay_spool(
-    settings: Settings, now: dt.datetime, policy_for: Callable[[str], EscalationPolicy]
+    settings: Settings, now: dt.datetime, record_entry: Callable[[Connection, SpoolEntry], object]
 ) -> int:
-    """Record what an outage spooled, oldest first, each with its original window and time and
-    the check's policy, before this run records anything; `now` stamps the replay. Idempotent: an
+    """Record what an outage spooled, oldest first, each with its original window and time, by
+    `record_entry` (the tick's recording, so the check's policy, inhibition and grouping apply as
+    in a live run), before this run records anything; `now` stamps the replay. Idempotent: an
     entry id recorded in dq_spool_replays (same transaction) is never recorded twice, even after
     a crash between the commit and the spool's rewrite. Returns how many entries were recorded."""
     if not database_ready(settings):
@@ -179,16 +164,7 @@ def replay_spool(
                         entry_id=entry.id, check_name=entry.check, replayed_at=now
                     )
                 )
-                record_outcome(
-                    connection,
-                    entry.outcome,
-                    policy_for(entry.check),
-                    entry.now,
-                    window=entry.window,
-                    mutes=settings.mutes,
-                    links=entry.links,
-                    page_url=settings.serve_url,
-                )
+                record_entry(connection, entry)
             if entry.window is not None:
                 _remember(settings.engine, entry.check, entry.window[1])
         except sa.exc.IntegrityError:

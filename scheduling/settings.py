@@ -95,6 +95,11 @@ class Settings:
     config: Config | None = None
     #: Where `dq serve` is reached (DQ_SERVE_URL): alerts link to `{serve_url}/incidents/{id}`.
     serve_url: str | None = None
+    #: Whether an open inhibitor's incident holds back what it explains, and incidents opening
+    #: together are grouped (alerting.md, "Grouping and inhibition"); off: each check notifies
+    #: on its own, as before either existed (the demo's comparison).
+    inhibition: bool = True
+    grouping: bool = True
 
     def partition_store(self) -> PartitionStore | None:
         """Where incremental checks keep their partitions' states; None while the database is

@@ -17,6 +17,13 @@ from tests.local_connect import local_connect_port
 
 # Python UDF workers (Python predicates) must run this interpreter, which has pandas and pyarrow.
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+#: Tests run thousands of small jobs in short-lived JVMs: the quick JIT tier alone and the serial
+#: collector spend a quarter less CPU than the server defaults (benchmarks keep the defaults).
+TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+# The same for every JVM the tests start in other processes: drivers of `dq` and Airflow tasks
+# (spark-submit reads SPARK_SUBMIT_OPTS), Spark Connect servers, standalone masters and workers.
+os.environ.setdefault("SPARK_SUBMIT_OPTS", TEST_JVM_OPTIONS)
+os.environ.setdefault("SPARK_DAEMON_JAVA_OPTS", TEST_JVM_OPTIONS)
 POSTGRES_URL = os.environ.get(
     "DQ_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 )
@@ -29,9 +36,7 @@ TEST_CONFIG = {
     "spark.sql.session.timeZone": "UTC",
     "spark.driver.memory": "2g",
     "spark.ui.showConsoleProgress": "false",
-    # Tests run thousands of small jobs in short-lived JVMs: the quick JIT tier alone and the serial
-    # collector spend a quarter less CPU than the server defaults (benchmarks keep the defaults).
-    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+    "spark.driver.extraJavaOptions": TEST_JVM_OPTIONS,
     # JDBC drivers installed from Debian (a local Connect server takes them from here too).
     **({"spark.jars": ",".join(jars)} if (jars := driver_jars()) else {}),
 }

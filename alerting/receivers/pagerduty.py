@@ -33,17 +33,26 @@ def incident_dedup_key(fingerprint: str, installation: str = "") -> str:
 
 def dedup_key(n: Notification, thread: Thread | None = None) -> str:
     """The incident's key: the one its first event used (kept in the thread: an incident
-    opened before its database had an installation id keeps its key), else `n`'s."""
+    opened before its database had an installation id keeps its key), else `n`'s, or its
+    group's: a group pages once (alerting.grouping)."""
     known = (thread or {}).get("dedup_key")
-    return known if isinstance(known, str) else incident_dedup_key(n.fingerprint, n.installation)
+    return (
+        known
+        if isinstance(known, str)
+        else incident_dedup_key(n.thread_fingerprint or n.fingerprint, n.installation)
+    )
 
 
 def pagerduty_event(
     n: Notification, routing_key: str, thread: Thread | None = None
 ) -> dict[str, object] | None:
     """The Events API v2 body for `n` (pure); None for a note PagerDuty has no event for (the
-    checks an inhibition holds back: the incident already pages once)."""
-    if n.reason is NotifyReason.ALSO_FAILING:
+    checks an inhibition holds back: the incident already pages once; a snooze, which holds
+    back dq's notifications, not the page), and for the resolve of a
+    group's incident while others of the group are open."""
+    if n.reason in (NotifyReason.ALSO_FAILING, NotifyReason.SNOOZED):
+        return None
+    if n.resolved and n.group_open:  # the group's alert resolves with its last open incident
         return None
     if n.resolved:
         return {

@@ -151,6 +151,8 @@ def reply_text(n: Notification) -> str:
         return f":eyes: {escape(n.note or 'Acknowledged')}"
     if n.reason is NotifyReason.ALSO_FAILING:
         return f":link: {escape(headline(n))}"
+    if n.reason is NotifyReason.SNOOZED:
+        return f":zzz: {escape(n.note or 'Snoozed')}"
     state = "RESOLVED" if n.resolved else n.level.name
     lines = [f"{LEVEL_EMOJI[state]} {escape(headline(n))}"]
     if not n.resolved and (n.outcome.failing_keys or n.outcome.failing_keys_distinct):
@@ -175,6 +177,10 @@ class SlackCall:
     args: dict[str, object]
 
 
+#: Notes that are a line in the thread and leave the root as it is.
+LINE_ONLY = (NotifyReason.ALSO_FAILING, NotifyReason.SNOOZED)
+
+
 def slack_calls(n: Notification, thread: Thread, channel: str) -> list[SlackCall]:
     """The Web API calls for `n` given what the thread already holds (pure)."""
     root = {
@@ -190,8 +196,8 @@ def slack_calls(n: Notification, thread: Thread, channel: str) -> list[SlackCall
     reply: dict[str, object] = {**where, "thread_ts": thread["ts"], "text": said}
     if n.reason is NotifyReason.LEVEL_RAISED:
         reply["reply_broadcast"] = True
-    if n.reason is NotifyReason.ALSO_FAILING or n.thread_incident_id is not None:
-        # a line in the thread; the root (the inhibitor's, the group's) stays as it is
+    if n.reason in LINE_ONLY or n.thread_incident_id is not None:
+        # a line in the thread; the root (the inhibitor's, the group's, a snoozed one's) stays
         reply["text"] = escape(f"{n.outcome.check}: ") + said if n.thread_incident_id else said
         return [SlackCall("chat.postMessage", reply)]
     actions = actions_block(n) if carries_buttons(n) else None
@@ -224,7 +230,7 @@ class SlackReceiver:
         self.timeout_s = timeout_s
         self._client: object | None = None
 
-    def _web_client(self):  # type: ignore[no-untyped-def]
+    def _web_client(self):
         from slack_sdk import WebClient
 
         if self._client is None:
@@ -282,7 +288,7 @@ class SlackReceiver:
             return Delivery(ok=True, steps_done=1, thread=state)
         return Delivery(ok=True, steps_done=step + 1, thread=state, more=step + 1 < len(calls))
 
-    def _find(  # type: ignore[no-untyped-def]
+    def _find(
         self, client, notification: Notification, thread: Thread, step: int
     ) -> dict[str, object] | None:
         """The post of (`notification`, `step`) if Slack already has it: the latest
@@ -318,7 +324,7 @@ class SlackReceiver:
 def _failure(exc: Exception, step: int, state: Thread, *, in_doubt: bool) -> Delivery:
     response = getattr(exc, "response", None)
     status = getattr(response, "status_code", None)
-    error = response.get("error") if response is not None else None  # type: ignore[union-attr]
+    error = response.get("error") if response is not None else None
     headers = getattr(response, "headers", {}) or {}
     retry_after = next((v for k, v in headers.items() if k.lower() == "retry-after"), None)
     retryable = (

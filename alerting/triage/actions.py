@@ -20,7 +20,11 @@ from alerting.recording import record_in_transaction
 from alerting.silences import add_silence
 from alerting.store import incident_from_row
 from alerting.tables import incidents
-from alerting.triage.effects import enqueue_acknowledgement, enqueue_resolution
+from alerting.triage.effects import (
+    enqueue_acknowledgement,
+    enqueue_resolution,
+    enqueue_snooze_line,
+)
 from alerting.triage.events import record_event, seen_request
 from alerting.triage.expected import add_known_broken_keys, annotate_run_metrics
 from alerting.triage.values import ActionResult, Actor, UnknownIncident
@@ -86,7 +90,8 @@ def snooze(
     request_key: str | None = None,
 ) -> ActionResult:
     """Silence this incident's fingerprint for `duration`, created by the actor: notifications
-    are held back meanwhile and reconciled when it ends, exactly as `dq silence` silences."""
+    are held back meanwhile and reconciled when it ends, exactly as `dq silence` silences. The
+    receivers told of the incident hear who snoozed it until when (Slack: a thread line)."""
     if duration <= dt.timedelta(0):
         raise ValueError("a snooze needs a positive duration")
 
@@ -106,10 +111,11 @@ def snooze(
             fingerprint=incident.fingerprint,
         )
         add_silence(connection, silence)
-        return (
-            True,
-            f"Snoozed for {duration_text(duration)} by {actor.handle} (until {_minute(until)})",
-        )
+        span = f"{duration_text(duration)} by {actor.handle} (until {_minute(until)})"
+        message = f"Snoozed for {span}"
+        level = _decided_level(connection, incident)
+        enqueue_snooze_line(connection, incident, level, now, message)
+        return True, message
 
     return _act(engine, incident_id, actor, "snooze", now, request_key, apply)
 

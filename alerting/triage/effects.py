@@ -26,6 +26,15 @@ def enqueue_acknowledgement(
     return enqueue_note(connection, incident, level, now, note, NotifyReason.ACKNOWLEDGED)
 
 
+def enqueue_snooze_line(
+    connection: Connection, incident: Incident, level: AlertLevel, now: dt.datetime, note: str
+) -> list[str]:
+    """Enqueue the snooze's line ("Snoozed for 4h by @ana (until ...)") for each receiver told
+    of the incident, before the snooze's silence holds its later notices back; returns their
+    names. Slack: a thread reply, the root unchanged; PagerDuty: nothing (the page stays)."""
+    return enqueue_note(connection, incident, level, now, note, NotifyReason.SNOOZED)
+
+
 def enqueue_resolution(
     connection: Connection, incident: Incident, now: dt.datetime, note: str
 ) -> list[str]:

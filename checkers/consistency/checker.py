@@ -174,7 +174,7 @@ def as_side(source: SqlTable | DataFrame | Side, role: str) -> Side:
     if isinstance(source, SqlTable):
         return SqlSide(source, role)
     if isinstance(source, DataFrame) or hasattr(source, "schema"):
-        return SparkSide(source, role)  # type: ignore[arg-type]
+        return SparkSide(source, role)
     raise ValueError(
         f"the {role} side is {type(source).__name__}: give a SqlTable(url, table) or a DataFrame"
     )

@@ -83,7 +83,7 @@ def _value_rows(
     def build() -> Column:
         from pyspark.sql.types import BooleanType
 
-        judge = F.udf(lambda v: True if v is None else bool(assertion(v)), BooleanType())  # type: ignore[arg-type]
+        judge = F.udf(lambda v: True if v is None else bool(assertion(v)), BooleanType())
         return judge(expression())
 
     return build

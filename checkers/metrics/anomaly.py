@@ -9,7 +9,7 @@ import math
 import statistics
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 
@@ -36,6 +36,28 @@ class AnomalyStrategy(ABC):
 
     def _bounds_when_normal(self, series: Sequence[float], index: int) -> tuple[float, float]:
         return -math.inf, math.inf
+
+    def scaled(self, scale: float) -> AnomalyStrategy:
+        """This strategy with the width it allows times `scale` (checkers.metrics.sensitivity).
+        Fixed bounds (a SimpleThreshold) do not scale."""
+        return self
+
+
+def _times(value: float | None, scale: float) -> float | None:
+    return None if value is None else value * scale
+
+
+def _with_factors_scaled(strategy: OnlineNormal | BatchNormal, scale: float) -> AnomalyStrategy:
+    return replace(
+        strategy,
+        lower_factor=_times(strategy.lower_factor, scale),
+        upper_factor=_times(strategy.upper_factor, scale),
+    )
+
+
+def _around_one(value: float | None, scale: float) -> float | None:
+    """A rate's allowed distance from 1, scaled."""
+    return None if value is None else max(0.0, 1 + (value - 1) * scale)
 
 
 @dataclass(frozen=True)
@@ -95,6 +117,13 @@ class _ChangeStrategy(AnomalyStrategy):
                 )
         return found
 
+    def scaled(self, scale: float) -> AnomalyStrategy:
+        return replace(
+            self,
+            max_decrease=_times(self.max_decrease, scale),
+            max_increase=_times(self.max_increase, scale),
+        )
+
 
 class AbsoluteChange(_ChangeStrategy):
     """The `order`-th difference must stay within [max_decrease, max_increase] (Deequ's
@@ -111,6 +140,13 @@ class RelativeRateOfChange(_ChangeStrategy):
         return [
             (b / a) if a else math.inf for a, b in zip(series, series[self.order :], strict=False)
         ]
+
+    def scaled(self, scale: float) -> AnomalyStrategy:
+        return replace(
+            self,
+            max_decrease=_around_one(self.max_decrease, scale),
+            max_increase=_around_one(self.max_increase, scale),
+        )
 
 
 @dataclass(frozen=True)
@@ -152,6 +188,9 @@ class OnlineNormal(AnomalyStrategy):
         low, high, _ = self._walk(series, index)[index]
         return low, high
 
+    def scaled(self, scale: float) -> AnomalyStrategy:
+        return _with_factors_scaled(self, scale)
+
 
 @dataclass(frozen=True)
 class BatchNormal(AnomalyStrategy):
@@ -181,6 +220,9 @@ class BatchNormal(AnomalyStrategy):
 
     def _bounds_when_normal(self, series: Sequence[float], index: int) -> tuple[float, float]:
         return self._limits(series, index)
+
+    def scaled(self, scale: float) -> AnomalyStrategy:
+        return _with_factors_scaled(self, scale)
 
 
 @dataclass(frozen=True)
@@ -218,7 +260,7 @@ class Seasonal(AnomalyStrategy):
             return None
         return 1.4826 * statistics.median(residuals) or 1e-9
 
-    def detect(self, series: Sequence[float | None], start: int = 0) -> list[Anomaly]:  # type: ignore[override]
+    def detect(self, series: Sequence[float | None], start: int = 0) -> list[Anomaly]:
         found = []
         for i in range(start, len(series)):
             value = series[i]
@@ -241,3 +283,10 @@ class Seasonal(AnomalyStrategy):
             return -math.inf, math.inf
         width = max(self.factor * scale, self.min_relative_change * abs(predicted))
         return predicted - width, predicted + width
+
+    def scaled(self, scale: float) -> AnomalyStrategy:
+        return replace(
+            self,
+            factor=self.factor * scale,
+            min_relative_change=self.min_relative_change * scale,
+        )

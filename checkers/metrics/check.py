@@ -310,7 +310,7 @@ class Check(ComplianceConstraints):
         def share(value: object) -> float:
             counts = value["counts"]  # type: ignore[index]
             if data_type == "Null":
-                return value["ratios"]["Unknown"]  # type: ignore[index, no-any-return]
+                return value["ratios"]["Unknown"]  # type: ignore[index]
             known = sum(n for t, n in counts.items() if t != "Unknown")
             return float(sum(counts.get(t, 0) for t in wanted)) / known if known else 0.0
 

@@ -53,7 +53,7 @@ class NumMatchesAndCountState(AdditiveState):
 class Size(ScanShareableAnalyzer):
     """Number of rows (that match `where`)."""
 
-    where: str | None = None  # type: ignore[assignment]
+    where: str | None = None
     entity_kind: ClassVar[Entity] = Entity.DATASET
 
     def aggregations(self, schema: StructType) -> list[Column]:
@@ -107,7 +107,7 @@ class ZerosCount(SingleColumn, ScanShareableAnalyzer):
     `where` keeps no row)."""
 
     column: str
-    where: str | None = None  # type: ignore[assignment]
+    where: str | None = None
 
     def column_type_error(self, dtype: DataType) -> str | None:
         return None if is_numeric(dtype) else "ZerosCount needs a numeric column"
@@ -144,7 +144,7 @@ class Completeness(SingleColumn, _RatioAnalyzer):
     """Share of rows whose `column` is not NULL."""
 
     column: str
-    where: str | None = None  # type: ignore[assignment]
+    where: str | None = None
 
     def aggregations(self, schema: StructType) -> list[Column]:
         # count(col) counts non-NULLs natively, cheaper than summing an IS NOT NULL flag.
@@ -159,7 +159,7 @@ class Compliance(_RatioAnalyzer):
 
     instance_name: str
     predicate: str
-    where: str | None = None  # type: ignore[assignment]
+    where: str | None = None
     predicate_columns: tuple[str, ...] = ()
 
     @property
@@ -186,7 +186,7 @@ class PatternMatch(SingleColumn, _RatioAnalyzer):
 
     column: str
     pattern: str
-    where: str | None = None  # type: ignore[assignment]
+    where: str | None = None
 
     def column_type_error(self, dtype: DataType) -> str | None:
         return None if is_string(dtype) else "PatternMatch needs a string column"

@@ -59,7 +59,7 @@ class DataType(SingleColumn, ScanShareableAnalyzer):
     "Unknown". The value: `{"inferred_type", "counts", "ratios"}`, ratios over all rows."""
 
     column: str
-    where: str | None = None  # type: ignore[assignment]
+    where: str | None = None
 
     def aggregations(self, schema: StructType) -> list[Column]:
         dtype = resolve_type(schema, self.column)

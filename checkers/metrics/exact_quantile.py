@@ -37,7 +37,7 @@ class ExactQuantile(SingleColumn, FrequencyAnalyzer):
 
     column: str
     quantile: float
-    where: str | None = None  # type: ignore[assignment]
+    where: str | None = None
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.quantile <= 1.0:

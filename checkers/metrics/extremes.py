@@ -84,7 +84,7 @@ class Minimum(_Extreme):
     """Smallest non-NULL value of a numeric column."""
 
     column: str
-    where: str | None = None  # type: ignore[assignment]
+    where: str | None = None
 
     def column_type_error(self, dtype: DataType) -> str | None:
         return None if is_numeric(dtype) else "a numeric column is required"
@@ -102,7 +102,7 @@ class MinLength(_Extreme):
     """Shortest string length in a column; NULLs follow `null_behavior` (default: ignored)."""
 
     column: str
-    where: str | None = None  # type: ignore[assignment]
+    where: str | None = None
     null_behavior: NullBehavior = NullBehavior.IGNORE
 
     def column_type_error(self, dtype: DataType) -> str | None:

@@ -195,7 +195,7 @@ def _ratio(numerator: object, denominator: object, analyzer: object) -> float:
 class _Frequencies(FrequencyAnalyzer):
     """Shared aggregates: rows counted, distinct keys, keys seen once, sum of c*ln(c)."""
 
-    columns: tuple[str, ...]  # type: ignore[misc]
+    columns: tuple[str, ...]
 
     def __post_init__(self) -> None:
         cols = (self.columns,) if isinstance(self.columns, str) else tuple(self.columns)
@@ -218,8 +218,8 @@ class _Frequencies(FrequencyAnalyzer):
 class CountDistinct(_Frequencies):
     """Exact number of distinct keys (rows whose grouping columns are all NULL are skipped)."""
 
-    columns: tuple[str, ...]  # type: ignore[misc]
-    where: str | None = None  # type: ignore[assignment]
+    columns: tuple[str, ...]
+    where: str | None = None
 
     def value_from_counts(self, num_rows: int, groups: int, singles: int, c_ln_c: float) -> float:
         return float(groups)
@@ -229,8 +229,8 @@ class CountDistinct(_Frequencies):
 class Distinctness(_Frequencies):
     """Distinct keys / rows with a non-NULL key."""
 
-    columns: tuple[str, ...]  # type: ignore[misc]
-    where: str | None = None  # type: ignore[assignment]
+    columns: tuple[str, ...]
+    where: str | None = None
 
     def value_from_counts(self, num_rows: int, groups: int, singles: int, c_ln_c: float) -> float:
         return _ratio(groups, num_rows, self)
@@ -240,8 +240,8 @@ class Distinctness(_Frequencies):
 class Uniqueness(_Frequencies):
     """Rows whose key occurs exactly once / rows with a non-NULL key."""
 
-    columns: tuple[str, ...]  # type: ignore[misc]
-    where: str | None = None  # type: ignore[assignment]
+    columns: tuple[str, ...]
+    where: str | None = None
 
     def value_from_counts(self, num_rows: int, groups: int, singles: int, c_ln_c: float) -> float:
         return _ratio(singles, num_rows, self)
@@ -251,8 +251,8 @@ class Uniqueness(_Frequencies):
 class UniqueValueRatio(_Frequencies):
     """Keys that occur exactly once / distinct keys."""
 
-    columns: tuple[str, ...]  # type: ignore[misc]
-    where: str | None = None  # type: ignore[assignment]
+    columns: tuple[str, ...]
+    where: str | None = None
 
     def value_from_counts(self, num_rows: int, groups: int, singles: int, c_ln_c: float) -> float:
         return _ratio(singles, groups, self)
@@ -266,8 +266,8 @@ class DuplicateRowCount(_Frequencies):
     Unlike Deequ, the columns must be named (Deequ's empty list means every column): pass
     `df.columns` to count whole duplicate rows."""
 
-    columns: tuple[str, ...]  # type: ignore[misc]
-    where: str | None = None  # type: ignore[assignment]
+    columns: tuple[str, ...]
+    where: str | None = None
 
     def value_from_counts(self, num_rows: int, groups: int, singles: int, c_ln_c: float) -> float:
         return float(num_rows - singles)  # keys seen once are the rows that are not duplicates
@@ -277,8 +277,8 @@ class DuplicateRowCount(_Frequencies):
 class Entropy(_Frequencies):
     """Shannon entropy (natural log) of the non-NULL values of one column."""
 
-    columns: tuple[str, ...]  # type: ignore[misc]
-    where: str | None = None  # type: ignore[assignment]
+    columns: tuple[str, ...]
+    where: str | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -299,8 +299,8 @@ class MutualInformation(_Frequencies):
     Deequ divides by all rows while dropping NULL keys from the sum; we use the same rows for
     both, so the value is a true mutual information of the non-NULL pairs."""
 
-    columns: tuple[str, ...]  # type: ignore[misc]
-    where: str | None = None  # type: ignore[assignment]
+    columns: tuple[str, ...]
+    where: str | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -108,7 +108,7 @@ class Skewness(_Shape):
     """
 
     column: str
-    where: str | None = None  # type: ignore[assignment]
+    where: str | None = None
 
     def _shape(self, state: HigherMomentsState) -> float:
         return math.sqrt(state.n) * state.m3 / state.m2**1.5
@@ -120,7 +120,7 @@ class Kurtosis(_Shape):
     distribution gives 0); 0 when all values are equal (as in Deequ)."""
 
     column: str
-    where: str | None = None  # type: ignore[assignment]
+    where: str | None = None
 
     def _shape(self, state: HigherMomentsState) -> float:
         return state.n * state.m4 / (state.m2 * state.m2) - 3.0

@@ -37,7 +37,7 @@ class Histogram(SingleColumn, FrequencyAnalyzer):
 
     keeps_null_rows: ClassVar[bool] = True
     column: str
-    where: str | None = None  # type: ignore[assignment]
+    where: str | None = None
     max_detail_bins: int = 1000
     bins: tuple[float, ...] | None = None
 
@@ -90,7 +90,7 @@ class Histogram(SingleColumn, FrequencyAnalyzer):
         total, detail = summary.all_rows, extras[0] or []
         if total == 0:
             raise EmptyStateError(f"Empty state for {self!r}: no rows")
-        rows = sorted(((r["value"], int(r["n"])) for r in detail), key=lambda x: (-x[1], x[0]))  # type: ignore[attr-defined, index]
+        rows = sorted(((r["value"], int(r["n"])) for r in detail), key=lambda x: (-x[1], x[0]))  # type: ignore[attr-defined]
         if self.bins is not None:
             return self._binned(dict(rows), total)
         return {

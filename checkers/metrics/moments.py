@@ -60,7 +60,7 @@ class Sum(_SingleNumericColumn):
     """Sum of the non-NULL values (as double)."""
 
     column: str
-    where: str | None = None  # type: ignore[assignment]
+    where: str | None = None
 
     def aggregations(self, schema: StructType) -> list[Column]:
         return [F.sum(self.values()), F.count(self.values())]
@@ -116,7 +116,7 @@ class _Dispersion(_SingleNumericColumn):
     with `sample=True`, sample (`m2 / (n - 1)`, Spark's `var_samp`)."""
 
     column: str
-    where: str | None = None  # type: ignore[assignment]
+    where: str | None = None
     sample: bool = field(default=False, kw_only=True)
 
     @property
@@ -215,7 +215,7 @@ class Correlation(ScanShareableAnalyzer):
 
     first_column: str
     second_column: str
-    where: str | None = None  # type: ignore[assignment]
+    where: str | None = None
 
     @property
     def columns(self) -> tuple[str, ...]:

@@ -85,7 +85,7 @@ class Predictability(OwnPassAnalyzer):
     num_features: int = 2**18
     smoothing: float = 1.0
     row_key: tuple[str, ...] | None = None
-    where: str | None = None  # type: ignore[assignment]
+    where: str | None = None
 
     def __post_init__(self) -> None:
         inputs = (
@@ -118,7 +118,7 @@ class Predictability(OwnPassAnalyzer):
             raise ValueError("Predictability: smoothing must be positive")
 
     @property
-    def columns(self) -> tuple[str, ...]:  # type: ignore[override]
+    def columns(self) -> tuple[str, ...]:
         return (self.column, *self.input_columns, *(self.row_key or ()))
 
     def column_type_error(self, dtype: DataType) -> str | None:

@@ -42,7 +42,7 @@ class RatioOfSums(ScanShareableAnalyzer):
 
     numerator: str
     denominator: str
-    where: str | None = None  # type: ignore[assignment]
+    where: str | None = None
 
     @property
     def columns(self) -> tuple[str, ...]:

@@ -90,7 +90,7 @@ class MetricsRepository:
         usage = _constraint_usage(metrics, per_partition=partition_id is not None)
         values = metrics.metrics.values() if hasattr(metrics, "metrics") else metrics
         rows = []
-        for metric in values:  # type: ignore[union-attr]
+        for metric in values:
             if not metric.ok:
                 continue
             number = metric.value if isinstance(metric.value, int | float) else None
@@ -272,7 +272,7 @@ class MetricsRepository:
         records = [_record(dict(r)) for r in rows]
         return [r for r in records if all(r.tags.get(k) == v for k, v in wanted.items())]
 
-    def to_pandas(self, **filters: Any):  # type: ignore[no-untyped-def]
+    def to_pandas(self, **filters: Any):
         """Query results as a pandas DataFrame, one column per tag (for dashboards)."""
         import pandas as pd
 

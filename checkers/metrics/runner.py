@@ -59,7 +59,7 @@ class AnalysisResult:
             raise ValueError(metric.error)
         return metric.value
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self):
         return iter(self.metrics.values())
 
 

@@ -4,19 +4,11 @@ strategy as written; low allows 1.5 times the width (fewer alerts), high two thi
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import statistics
 from collections.abc import Sequence
 
-from checkers.metrics.anomaly import (
-    AnomalyStrategy,
-    BatchNormal,
-    OnlineNormal,
-    RelativeRateOfChange,
-    Seasonal,
-    _ChangeStrategy,
-)
+from checkers.metrics.anomaly import AnomalyStrategy
 
 SENSITIVITIES = {"low": 1.5, "medium": 1.0, "high": 2 / 3}
 
@@ -36,37 +28,12 @@ def sensitivity_problem(sensitivity: object, min_change: object) -> str | None:
 
 
 def tuned(strategy: AnomalyStrategy, sensitivity: str | None) -> AnomalyStrategy:
-    """`strategy` with its width scaled for `sensitivity`: the factors of the normal and seasonal
-    strategies (and the seasonal minimum relative change), the allowed changes of the change
-    strategies (a rate's distance from 1). A SimpleThreshold has fixed bounds: unchanged."""
+    """`strategy` with its width scaled for `sensitivity` (each strategy's `scaled`): the factors
+    of the normal and seasonal strategies (and the seasonal minimum relative change), the allowed
+    changes of the change strategies (a rate's distance from 1). A SimpleThreshold has fixed
+    bounds: unchanged."""
     scale = SENSITIVITIES[sensitivity or "medium"]
-    if scale == 1.0:
-        return strategy
-    if isinstance(strategy, OnlineNormal | BatchNormal):
-        return dataclasses.replace(
-            strategy,
-            lower_factor=_times(strategy.lower_factor, scale),
-            upper_factor=_times(strategy.upper_factor, scale),
-        )
-    if isinstance(strategy, Seasonal):
-        return dataclasses.replace(
-            strategy,
-            factor=strategy.factor * scale,
-            min_relative_change=strategy.min_relative_change * scale,
-        )
-    if isinstance(strategy, RelativeRateOfChange):
-        return dataclasses.replace(
-            strategy,
-            max_decrease=_around_one(strategy.max_decrease, scale),
-            max_increase=_around_one(strategy.max_increase, scale),
-        )
-    if isinstance(strategy, _ChangeStrategy):
-        return dataclasses.replace(
-            strategy,
-            max_decrease=_times(strategy.max_decrease, scale),
-            max_increase=_times(strategy.max_increase, scale),
-        )
-    return strategy
+    return strategy if scale == 1.0 else strategy.scaled(scale)
 
 
 def below_floor(value: float, history: Sequence[float | None], min_change: float | None) -> bool:
@@ -75,11 +42,3 @@ def below_floor(value: float, history: Sequence[float | None], min_change: float
     if not min_change or not known:
         return False
     return abs(value - statistics.median(known)) < min_change
-
-
-def _times(value: float | None, scale: float) -> float | None:
-    return None if value is None else value * scale
-
-
-def _around_one(value: float | None, scale: float) -> float | None:
-    return None if value is None else max(0.0, 1 + (value - 1) * scale)

@@ -90,7 +90,7 @@ class ApproxCountDistinct(_Sketch):
     """Approximate number of distinct non-NULL values (HyperLogLog, `lg_k` log2 registers)."""
 
     column: str
-    where: str | None = None  # type: ignore[assignment]
+    where: str | None = None
     lg_k: int = DEFAULT_HLL_LG_K
 
     def __post_init__(self) -> None:
@@ -155,7 +155,7 @@ class ApproxQuantile(_Quantiles):
 
     column: str
     quantile: float
-    where: str | None = None  # type: ignore[assignment]
+    where: str | None = None
     k: int = DEFAULT_KLL_K
 
     def __post_init__(self) -> None:
@@ -175,7 +175,7 @@ class ApproxQuantiles(_Quantiles):
 
     column: str
     quantiles: tuple[float, ...]
-    where: str | None = None  # type: ignore[assignment]
+    where: str | None = None
     k: int = DEFAULT_KLL_K
 
     def __post_init__(self) -> None:
@@ -214,7 +214,7 @@ class InterquartileRange(_Quantiles):
     and mergeable unlike Deequ's exact state."""
 
     column: str
-    where: str | None = None  # type: ignore[assignment]
+    where: str | None = None
     k: int = DEFAULT_KLL_K
 
     def compute_value(self, state: KllState) -> float:  # type: ignore[override]

@@ -219,7 +219,7 @@ class FileStateStore(RecordStore):
         file = self._partition_dir(dataset, partition) / self.FILE
         if not file.exists():
             return {}
-        return json.loads(file.read_text())["states"]  # type: ignore[no-any-return]
+        return json.loads(file.read_text())["states"]
 
     def partitions(self, dataset: str) -> list[str]:
         root = self.path / quote(dataset, safe="")

@@ -14,6 +14,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from checkers.metrics._analyzer import Analyzer
+from checkers.metrics._metric import Metric
+from checkers.metrics.annotations import SeriesPoint
 from checkers.metrics.differential import metrics_from_states
 from checkers.metrics.partitioned import analyze_partitions
 from checkers.metrics.repository import ResultKey
@@ -54,9 +56,60 @@ def fill_history(history: MetricHistory, analyzers: Sequence[Analyzer]) -> int:
     """Save, for each bucket before the judged time that the history of `analyzers` lacks, the
     metrics of its rows (one grouped pass over the training frame for all of them); returns how
     many buckets were saved. Nothing runs when every bucket has its point."""
-    buckets = history.training
-    if buckets is None or not analyzers or not history.save:
+    if not history.save:
         return 0
+    found = bucket_metrics(history, analyzers)
+    for start, metrics in found.items():
+        history.repository.save(
+            ResultKey(start, history.key.tags), metrics.values(), source_table=history.source_table
+        )
+    return len(found)
+
+
+def bucket_points(history: MetricHistory, analyzer: Analyzer) -> list[SeriesPoint]:
+    """The points of `analyzer` for the buckets its history lacks, computed but not saved (what
+    `dq backtest` replays with the stored history: the check's first run would save them)."""
+    found = bucket_metrics(history, [analyzer])
+    points = []
+    for start, metrics in found.items():
+        metric = metrics.get(analyzer)
+        if metric is not None and metric.ok and isinstance(metric.value, int | float):
+            points.append(SeriesPoint(start, float(metric.value)))
+    return points
+
+
+def bucket_metrics(
+    history: MetricHistory, analyzers: Sequence[Analyzer]
+) -> dict[dt.datetime, dict[Analyzer, Metric]]:
+    """The metrics of `analyzers` per training bucket the history lacks (one grouped pass over
+    the training frame), by bucket start; empty when every bucket has its point."""
+    buckets = history.training
+    if buckets is None or not analyzers:
+        return {}
+    missing = _missing_starts(history, buckets, analyzers)
+    if not missing:
+        return {}
+    size = SECONDS[buckets.every]
+    keys = {str(int(s.timestamp()) // size): s for s in missing}
+    frame = buckets.frame.withColumn(
+        BUCKET_COLUMN,
+        (F.floor(F.unix_timestamp(F.col(buckets.column)) / F.lit(size)))
+        .cast("long")
+        .cast("string"),
+    ).where(F.col(BUCKET_COLUMN).isin(list(keys)))
+    found = analyze_partitions(frame, list(analyzers), list(keys), column=BUCKET_COLUMN)
+    result = {}
+    for key, start in keys.items():
+        states = found.states[key]
+        metrics, _ = metrics_from_states([a for a in analyzers if a in states], [states])
+        result[start] = dict(metrics)
+    return result
+
+
+def _missing_starts(
+    history: MetricHistory, buckets: TimeBuckets, analyzers: Sequence[Analyzer]
+) -> list[dt.datetime]:
+    """The bucket starts before the judged time some of `analyzers` has no point at."""
     starts = buckets.starts(history.key.dataset_time)
     known = set(starts)
     for analyzer in analyzers:
@@ -67,22 +120,4 @@ def fill_history(history: MetricHistory, analyzers: Sequence[Analyzer]) -> int:
             tags=history.key.tags,
         )
         known &= {time for time, _, _ in points}
-    missing = [s for s in starts if s not in known]
-    if not missing:
-        return 0
-    size = SECONDS[buckets.every]
-    keys = {str(int(s.timestamp()) // size): s for s in missing}
-    frame = buckets.frame.withColumn(
-        BUCKET_COLUMN,
-        (F.floor(F.unix_timestamp(F.col(buckets.column)) / F.lit(size)))
-        .cast("long")
-        .cast("string"),
-    ).where(F.col(BUCKET_COLUMN).isin(list(keys)))
-    found = analyze_partitions(frame, list(analyzers), list(keys), column=BUCKET_COLUMN)
-    for key, start in keys.items():
-        states = found.states[key]
-        metrics, _ = metrics_from_states([a for a in analyzers if a in states], [states])
-        history.repository.save(
-            ResultKey(start, history.key.tags), metrics.values(), source_table=history.source_table
-        )
-    return len(keys)
+    return [s for s in starts if s not in known]

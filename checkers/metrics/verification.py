@@ -119,7 +119,7 @@ class VerificationResult:
             default=str,
         )
 
-    def to_pandas(self):  # type: ignore[no-untyped-def]
+    def to_pandas(self):
         import pandas as pd
 
         return pd.DataFrame(self.records())

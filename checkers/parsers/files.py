@@ -16,6 +16,7 @@ from pyspark.sql.types import StructType
 from checkers.parsers import _column_partitions as columns
 from checkers.parsers._base import Lazy, Parser, SourceIdentity, resolve
 from checkers.parsers._hive import key_column, list_partitions, local_root, spark_path
+from checkers.parsers._shadowing import refuse_shadowing
 from checkers.parsers.partitions import (
     PARTITION_COLUMN,
     HivePartitions,
@@ -36,12 +37,18 @@ class _FileParser(Parser):
     path: Lazy
     options: tuple[tuple[str, str], ...]
     partitioning_kind: ClassVar[type[Partitioning] | None] = HivePartitions
+    file_format: ClassVar[str]
 
     def _reader(self, spark: SparkSession) -> DataFrameReader:
         raise NotImplementedError
 
     def read(self, spark: SparkSession) -> DataFrame:
-        return self._reader(spark).options(**_options(self.options)).load(resolve(self.path))
+        df = self._reader(spark).options(**_options(self.options)).load(resolve(self.path))
+        return self._unshadowed(df)
+
+    def _unshadowed(self, df: DataFrame) -> DataFrame:
+        refuse_shadowing(df, self.file_format, _options(self.options), self.describe())
+        return df
 
     def source_identity(self) -> SourceIdentity:
         return SourceIdentity.of_path(resolve(self.path))
@@ -68,7 +75,8 @@ class _FileParser(Parser):
         base = os.path.abspath(local) if local == root else root
         files = [spark_path(path) for p in partitions for path in p.paths]
         reader = self._reader(spark).options(**_options(self.options)).option("basePath", base)
-        return reader.load(files).withColumn(PARTITION_COLUMN, key_column(depths.pop()))
+        read = self._unshadowed(reader.load(files))
+        return read.withColumn(PARTITION_COLUMN, key_column(depths.pop()))
 
 
 @dataclass(frozen=True)
@@ -85,6 +93,7 @@ class CsvParser(_FileParser):
     options: tuple[tuple[str, str], ...] = field(default=())
     deadline_s: float | None = field(default=None, kw_only=True)
     partitioning: Partitioning | None = field(default=None, kw_only=True)
+    file_format: ClassVar[str] = "csv"
     needs_full_scan: ClassVar[bool] = True
 
     def _reader(self, spark: SparkSession) -> DataFrameReader:
@@ -106,6 +115,7 @@ class JsonParser(_FileParser):
     options: tuple[tuple[str, str], ...] = field(default=())
     deadline_s: float | None = field(default=None, kw_only=True)
     partitioning: Partitioning | None = field(default=None, kw_only=True)
+    file_format: ClassVar[str] = "json"
     needs_full_scan: ClassVar[bool] = True
 
     def _reader(self, spark: SparkSession) -> DataFrameReader:
@@ -128,6 +138,7 @@ class ParquetParser(_FileParser):
     options: tuple[tuple[str, str], ...] = field(default=())
     deadline_s: float | None = field(default=None, kw_only=True)
     partitioning: Partitioning | None = field(default=None, kw_only=True)
+    file_format: ClassVar[str] = "parquet"
 
     def _reader(self, spark: SparkSession) -> DataFrameReader:
         return spark.read.format("parquet")

@@ -81,7 +81,7 @@ class _Watched:
     _cutter: _Cutter
 
     def __init__(self, *args: Any, cutter: _Cutter, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
+        super().__init__(*args, **kwargs)
         self._cutter = cutter
 
     def connect(self) -> None:
@@ -157,7 +157,7 @@ class HttpJsonParser(Parser):
         deadline = current(self.deadline_s)
         with _Cutter(deadline) as cutter:
             try:
-                body = self._get(request, deadline, cutter)
+                body, content_type = self._get(request, deadline, cutter)
             except urllib.error.HTTPError as exc:
                 raise SourceError(
                     f"{self.describe()} answered HTTP {exc.code} {exc.reason}"
@@ -170,11 +170,16 @@ class HttpJsonParser(Parser):
         try:
             return json.loads(body)
         except ValueError as exc:
-            raise SourceError(f"{self.describe()} did not return JSON: {exc}") from exc
+            raise SourceError(
+                f"{self.describe()} did not return JSON (Content-Type: {content_type or 'none'}): "
+                f"{exc}"
+            ) from exc
 
-    def _get(self, request: urllib.request.Request, deadline: Deadline, cutter: _Cutter) -> bytes:
-        """The body, read in chunks; each socket wait ends by the deadline (and after
-        `timeout_s` without data), and the cutter ends a trickle (TimeoutError)."""
+    def _get(
+        self, request: urllib.request.Request, deadline: Deadline, cutter: _Cutter
+    ) -> tuple[bytes, str]:
+        """The body and its content type. The body is read in chunks; each socket wait ends by
+        the deadline (and after `timeout_s` without data), and the cutter ends a trickle."""
 
         def wait() -> float:
             if deadline.expired:
@@ -184,6 +189,7 @@ class HttpJsonParser(Parser):
         opener = urllib.request.build_opener(_HttpHandler(cutter), _HttpsHandler(cutter))
         chunks = []
         with opener.open(request, timeout=wait()) as response:
+            content_type = response.headers.get("Content-Type", "")
             while True:
                 cutter.limit(wait())
                 chunk = response.read1(_CHUNK)
@@ -192,7 +198,7 @@ class HttpJsonParser(Parser):
                 chunks.append(chunk)
         if cutter.fired:  # the body ended because the cutter closed the socket
             raise TimeoutError
-        return b"".join(chunks)
+        return b"".join(chunks), content_type
 
     def read(self, spark: SparkSession) -> DataFrame:
         data = self._fetch()
@@ -210,10 +216,16 @@ class HttpJsonParser(Parser):
         return records_frame(spark, data, columns, self.schema)
 
     def describe(self) -> str:
-        parsed = urllib.parse.urlsplit(resolve(self.url))
-        return f"HTTP API {parsed.scheme}://{parsed.hostname}{parsed.path}"
+        return f"HTTP API {_where(resolve(self.url))}"
 
     def source_identity(self) -> SourceIdentity:
         parsed = urllib.parse.urlsplit(resolve(self.url))
-        where = f"{parsed.scheme}://{parsed.hostname}{parsed.path}"  # no credentials, no query
+        where = _where(resolve(self.url))
         return SourceIdentity(f"url:{where}", parsed.path.rstrip("/").rsplit("/", 1)[-1] or where)
+
+
+def _where(url: str) -> str:
+    """The URL without credentials or query, its port kept (two services on one host differ)."""
+    parsed = urllib.parse.urlsplit(url)
+    port = f":{parsed.port}" if parsed.port else ""
+    return f"{parsed.scheme}://{parsed.hostname}{port}{parsed.path}"

@@ -19,6 +19,7 @@ from checkers.deadlines import Deadline, current, timed_out
 from checkers.errors import describe_failure
 from checkers.jdbc_drivers import DRIVERS
 from checkers.parsers._base import Lazy, Parser, SourceError, SourceIdentity, resolve
+from checkers.parsers._jdbc_causes import Target, cause
 
 #: SQLAlchemy backends and the JDBC subprotocol that reads them.
 _SUBPROTOCOLS = {"postgresql": "postgresql", "mysql": "mariadb", "mariadb": "mariadb"}
@@ -206,13 +207,16 @@ class JdbcParser(Parser):
         elif connection.subprotocol in {"mariadb", "mysql"}:
             millis = math.ceil(seconds * 1000)
             options |= {"connectTimeout": str(millis), "socketTimeout": str(millis + 1000)}
-        user = _from_env(self.user_env) if self.user_env else connection.user
+        user = self._user(connection)
         password = _from_env(self.password_env) if self.password_env else connection.password
         if user:
             options["user"] = user
         if password:
             options["password"] = password
         return options
+
+    def _user(self, connection: _Connection) -> str | None:
+        return _from_env(self.user_env) if self.user_env else connection.user
 
     def _failure(
         self, exc: Exception, connection: _Connection, deadline: Deadline, secrets: list[str]
@@ -232,6 +236,10 @@ class JdbcParser(Parser):
             )
         if deadline.expired:
             return f"{timed_out(self.describe(), deadline.seconds)}: {reason}"
+        target = Target.of(connection.url, self._user(connection), secrets[-1] if secrets else None)
+        found = cause(reason, target, timeout_s=min(max(deadline.remaining(), 1.0), 10.0))
+        if found is not None:
+            return f"cannot read {self.describe()}: {found} ({reason})"
         return f"cannot read {self.describe()}: {reason}"
 
 

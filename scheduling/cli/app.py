@@ -119,6 +119,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     found = args.project.discovery(quiet=True)
     for line in problem_lines(found.problems):
         print(line)
+    if not found.checks and not found.problems:  # a CI that validates nothing must not pass
+        print(f"dq validate: {args.project.config.check_packages().hint()}", file=sys.stderr)
+        return EXIT_INVALID
     print(summary(found))
     return EXIT_INVALID if found.problems else EXIT_OK
 
@@ -195,6 +198,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     import sqlalchemy as sa
 
+    from checkers.dq_toml import DqTomlError
     from checkers.project_db import database_url
     from scheduling.airflow.worker_config import WorkerConfigurationError
     from scheduling.cli.crash import crashed
@@ -204,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.project = Project()  # the configuration, read when a command first needs it
     try:
         return int(args.func(args))
-    except WorkerConfigurationError as exc:  # refused with its fix: a usage error
+    except (WorkerConfigurationError, DqTomlError) as exc:  # refused with its fix: usage error
         print(f"dq {args.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:

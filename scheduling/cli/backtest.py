@@ -3,8 +3,9 @@ anomaly constraints at every sensitivity (checkers.metrics.backtest): judged poi
 alerts per week; with `--inject`, the recall on synthetic faults. The check's checker is built
 as a run builds it (over empty frames of its sources' promised schemas, else its sources loaded:
 never a pass over the data), so its history, annotations, maintenance windows and settings are
-the ones its runs use; an incremental check's per-partition history is completed from its stored
-partition states, as its next run would complete it."""
+the ones its runs use. A history its next run would complete (day one) is completed the same
+way, not saved: an incremental check's per-partition points from its stored partition states,
+a dated source's `TimeBuckets` from one grouped pass over the source (then it is loaded)."""
 
 from __future__ import annotations
 
@@ -41,18 +42,22 @@ def backtest_command(args: argparse.Namespace) -> int:
 def check_reports(
     check: Any, settings: Any, now: dt.datetime, *, inject: bool
 ) -> list[dict[str, Any]] | tuple[int, str]:
-    """One report per anomaly constraint of `check`, or (exit code, why not). An incremental
-    check's per-partition history is completed from its stored partition states (day one)."""
+    """One report per anomaly constraint of `check`, or (exit code, why not). The history is
+    completed as the check's next run would complete it (day one), without saving: an
+    incremental check's per-partition history from its stored partition states, a history with
+    `TimeBuckets` training from the buckets it lacks (one grouped pass over the source)."""
     from checkers.metric_checker import MetricChecker
+    from checkers.metrics.time_buckets import bucket_points
     from scheduling.tick.day_one import day_one_points
-    from scheduling.tick.evaluate import load, prepare
 
-    evaluation = prepare([check], now=now, mutes=settings.mutes, data=_declared_data(check, now))
-    load(evaluation)
-    [item] = evaluation.items
-    checker = item.checker
-    if item.error or checker is None:
-        return EXIT_ERROR, f"{check.name}: {item.error or 'no checker'}"
+    declared = _declared_data(check, now)
+    checker, error = _built_checker(check, settings, now, declared)
+    history = getattr(checker, "history", None)
+    if declared is not None and getattr(history, "training", None) is not None:
+        # its day-one buckets come from the source's rows: build it over the loaded source
+        checker, error = _built_checker(check, settings, now, None)
+    if error or checker is None:
+        return EXIT_ERROR, f"{check.name}: {error or 'no checker'}"
     anomalies = [c for c in getattr(checker, "constraints", ()) if c.anomaly is not None]
     if not isinstance(checker, MetricChecker) or checker.history is None or not anomalies:
         return EXIT_USAGE, (
@@ -63,11 +68,28 @@ def check_reports(
     reports = []
     for constraint in anomalies:
         spec = constraint.anomaly
-        extra = []
+        states: list[Any] = []
+        buckets: list[Any] = []
         if store is not None and spec.per_partition:
-            extra = day_one_points(checker, check.name, store, constraint.analyzer, spec.tags)
-        reports.append(_constraint_report(checker.history, constraint, inject, extra))
+            states = day_one_points(checker, check.name, store, constraint.analyzer, spec.tags)
+        elif not spec.per_partition:
+            buckets = bucket_points(checker.history, constraint.analyzer)
+        report = _constraint_report(checker.history, constraint, inject, [*states, *buckets])
+        reports.append({**report, "from_states": len(states), "from_buckets": len(buckets)})
     return reports
+
+
+def _built_checker(
+    check: Any, settings: Any, now: dt.datetime, data: dict[str, Any] | None
+) -> tuple[Any, str | None]:
+    """The check's checker as a run builds it (over `data`, else its loaded sources), or the
+    reason it could not be built."""
+    from scheduling.tick.evaluate import load, prepare
+
+    evaluation = prepare([check], now=now, mutes=settings.mutes, data=data)
+    load(evaluation)
+    [item] = evaluation.items
+    return item.checker, item.error
 
 
 def _declared_data(check: Any, now: dt.datetime) -> dict[str, Any] | None:
@@ -111,7 +133,6 @@ def _constraint_report(
     return {
         "constraint": constraint.name,
         "points": len(points),
-        "from_states": len(extra),
         "first": points[0].time.isoformat() if points else None,
         "last": points[-1].time.isoformat() if points else None,
         "configured": spec.sensitivity or history.sensitivity or "medium",
@@ -131,6 +152,8 @@ def _constraint_report(
 def _table(check: str, report: dict[str, Any], inject: bool) -> str:
     span = f"{report['first'][:10]} .. {report['last'][:10]}" if report["points"] else "no history"
     lines = [f"{check}: {report['constraint']}: {report['points']} points, {span}"]
+    if report.get("from_buckets"):
+        lines[0] += f" ({report['from_buckets']} from the source's time buckets, not saved)"
     faults = list(report["replays"][0].get("recall", {})) if inject else []
     header = ["sensitivity", "judged", "alerts", "alerts/week", *(f"recall {f}" for f in faults)]
     rows = []

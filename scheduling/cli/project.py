@@ -21,7 +21,7 @@ class Project:
 
     @cached_property
     def config(self) -> Config:
-        return Config.from_environment()
+        return Config.from_environment().validated()  # a refused dq.toml: exit 2, never a crash
 
     @cached_property
     def settings(self) -> Settings:

@@ -18,6 +18,7 @@ from checkers.checker import (
     Checker,
     CheckerResult,
     FullScanChecker,
+    not_a_checker,
     plan_or_error,
     run_checkers,
 )
@@ -164,9 +165,11 @@ def load(evaluation: Evaluation, *, parallelism: int = DEFAULT_PARALLELISM) -> N
 
 def _build_checker(item: Pending, data: Data) -> None:
     try:
-        item.checker = item.instance.checker(data)  # type: ignore[arg-type]
+        item.checker = item.instance.checker(data)
     except Exception as exc:  # a bug in the check's own code: report it, keep the others going
         item.error = f"building the checker failed: {_describe(exc)}"
+    if item.error is None and not isinstance(item.checker, Checker):
+        item.error = not_a_checker(item.checker)
     if isinstance(item.checker, Checker):
         item.checker.sample_size = item.check.sample_size  # sampled in the engine's pass
         attach_feedback(item.checker, item.check, item.mutes)

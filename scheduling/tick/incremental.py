@@ -113,7 +113,7 @@ def stable_checker(checker: Checker, check: type[QualityCheck]) -> Checker:
     """Name the checker's counted conditions after the check: stored states keep their keys
     from run to run (and stay apart from other checks' in a shared pass)."""
     if hasattr(checker, "name"):
-        checker.name = check.name  # type: ignore[attr-defined]
+        checker.name = check.name
     return checker
 
 
@@ -222,7 +222,7 @@ def plan_for(
 ) -> CheckerPlan | str:
     """The checker's plan over `frame`, or why the check cannot run incrementally."""
     try:
-        checker = instance.checker(frame)  # type: ignore[arg-type]
+        checker = instance.checker(frame)
     except Exception as exc:
         return f"building the checker failed: {type(exc).__name__}: {exc}"
     if problem := incremental_problem(checker, columns):

@@ -32,7 +32,7 @@ from scheduling.tick.evaluate import Evaluation, judge_all, load, prepare, run_e
 from scheduling.tick.inhibit_rules import inhibit_rules, source_key
 from scheduling.tick.known_broken import with_stored_keys
 from scheduling.tick.readiness import publish_readiness as publish
-from scheduling.tick.record import Recording, Subject, record_all, save_failing_rows
+from scheduling.tick.record import Recording, Subject, record_all, replayer, save_failing_rows
 from scheduling.tick.report import Progress, RunReport, quiet
 from scheduling.windows import Window, due_windows, last_window_ends, remember_window_ends
 
@@ -86,8 +86,10 @@ class TickState:
 
 
 def replay_spool(state: TickState) -> None:
-    """What an outage spooled is recorded first (its windows then count as run)."""
-    replay(state.settings, state.now, state.policy_for)
+    """What an outage spooled is recorded first (its windows then count as run), as the record
+    stage records: with each check's inhibition rule and source key."""
+    known = [*registered().values(), *state.request.checks]
+    replay(state.settings, state.now, replayer(state.settings, state.policy_for, known))
 
 
 def windows_due(

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from alerting import record_outcome
+from alerting import EscalationPolicy, Recorded, record_outcome
 from alerting.inhibition import InhibitRule
 from alerting.model import RUNBOOK_LINK
 from alerting.recording import record_in_transaction
@@ -22,6 +22,8 @@ from checks.problems import DefinitionProblem
 from scheduling.claims import Claim, ClaimLost, HeldWindows, current_claim
 from scheduling.outage import database_unavailable, record_or_spool, unavailable
 from scheduling.settings import Settings
+from scheduling.spool import SpoolEntry
+from scheduling.tick.inhibit_rules import inhibit_rules, source_key
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +46,62 @@ def save_failing_rows(
         log.error("%s; the outcome is recorded without the link", problem)
         return outcome, problem
     return (replace(outcome, failing_rows=relative) if relative else outcome), None
+
+
+def record_in(
+    connection: Connection,
+    settings: Settings,
+    outcome: CheckOutcome,
+    policy: EscalationPolicy,
+    now: dt.datetime,
+    *,
+    window: tuple[dt.datetime, dt.datetime] | None,
+    links: dict[str, str],
+    inhibit_rule: InhibitRule | None,
+    source: str | None,
+) -> Recorded:
+    """The tick's one way to record an outcome (run row, incident, outbox rows) in
+    `connection`'s transaction, live or replayed from the spool: with its inhibition rule and
+    source key, unless the settings switch inhibition or grouping off."""
+    return record_outcome(
+        connection,
+        outcome,
+        policy if settings.grouping else replace(policy, group_by=()),
+        now,
+        window=window,
+        mutes=settings.mutes,
+        links=links,
+        page_url=settings.serve_url,
+        inhibit_rule=inhibit_rule if settings.inhibition else None,
+        source=source,
+    )
+
+
+def replayer(
+    settings: Settings,
+    policy_for: Callable[[str], EscalationPolicy],
+    checks: Iterable[type[QualityCheck]],
+) -> Callable[[Connection, SpoolEntry], Recorded]:
+    """How the tick records a spooled entry: as it records a live outcome, with the check's
+    policy, inhibition rule and source key at the entry's time (a check no longer known: none)."""
+    known = {c.name: c for c in checks}
+
+    def record_entry(connection: Connection, entry: SpoolEntry) -> Recorded:
+        check = known.get(entry.check)
+        rules = inhibit_rules([check], entry.now, candidates=known.values()) if check else {}
+        return record_in(
+            connection,
+            settings,
+            entry.outcome,
+            policy_for(entry.check),
+            entry.now,
+            window=entry.window,
+            links=entry.links,
+            inhibit_rule=rules.get(entry.check),
+            source=source_key(check, entry.now) if check else None,
+        )
+
+    return record_entry
 
 
 @dataclass(frozen=True)
@@ -119,15 +177,14 @@ def _in_transaction(
     policy = settings.policy_for(item.subject)
 
     def in_transaction(connection: Connection) -> None:
-        run = record_outcome(
+        run = record_in(
             connection,
+            settings,
             item.outcome,
             policy,
             now,
             window=item.window,
-            mutes=settings.mutes,
             links=links,
-            page_url=settings.serve_url,
             inhibit_rule=item.inhibit_rule,
             source=item.source,
         )
@@ -147,7 +204,6 @@ def record(
         return record_or_spool(
             settings,
             outcome,
-            settings.policy_for(item.subject),
             now,
             window=window,
             links=_links(settings, item),

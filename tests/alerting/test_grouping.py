@@ -87,6 +87,23 @@ def test_twenty_checks_of_one_owner_are_one_root_one_mail_one_page_and_every_res
     assert [e["event_action"] for e in pagerduty.events].count("trigger") == 1
 
 
+def test_the_groups_page_resolves_only_when_every_member_resolved(engine, receivers, pagerduty):
+    names = NAMES[:3]
+    for name in names:
+        handle_outcome(engine, outcome(E, check=name), POLICY, T0)
+    chosen = {"pagerduty": receivers["pagerduty"]}
+    assert deliver_pending(engine, chosen, T0).pending == []
+    [page] = pagerduty.events
+    for hours, name in enumerate([names[0], names[2], names[1]], start=1):
+        handle_outcome(engine, outcome(None, check=name), POLICY, T0 + hours * HOUR)
+        assert deliver_pending(engine, chosen, T0 + hours * HOUR).pending == []
+        if name != names[1]:  # the first incident, then one member: others of the group fail
+            assert pagerduty.events == [page]
+    *_, resolve = pagerduty.events
+    assert (resolve["event_action"], resolve["dedup_key"]) == ("resolve", page["dedup_key"])
+    assert len(pagerduty.events) == 2
+
+
 def test_a_member_recorded_after_a_deliverer_took_the_root_replies_in_the_thread(
     engine, receivers, slack
 ):

@@ -9,10 +9,12 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+import sqlalchemy as sa
 from pyspark.sql import functions as F
 
 from alerting import EscalationPolicy
-from checkers import AlertLevel, FixedLevel, PredicateSingleDatasetChecker, Status
+from alerting.tables import incidents
+from checkers import AlertLevel, CheckOutcome, FixedLevel, PredicateSingleDatasetChecker, Status
 from checkers.parsers import ParquetParser
 from checks import QualityCheck
 from scheduling.runner import run_checks
@@ -138,3 +140,48 @@ def test_a_late_source_notifies_once_and_lists_what_it_explains(
     assert [a for a, _ in actions] == ["trigger", "resolve", "trigger"]
     assert actions[0][1] == actions[1][1] != actions[2][1]
     assert pagerduty.events[2]["payload"]["component"] == "inhibit_flights_amounts"
+
+
+def test_a_replayed_outcome_of_an_inhibited_check_is_inhibited(tmp_path):
+    """An outage spooled the late source's failures; the next tick replays them through the
+    record stage's path: the inhibited checks' alerts are held back and listed in the
+    inhibitor's thread, as a live run would have recorded them."""
+    from alerting.tables import notifications
+    from scheduling.spool import Spool, SpoolEntry
+    from scheduling.tick.pipeline import TickRequest, TickState, policies
+    from scheduling.tick.pipeline import replay_spool as replay_stage
+
+    LAKE["path"] = str(tmp_path / "lake" / "flights")
+    engine = project_database(f"sqlite:///{tmp_path / 'dq.db'}")
+    policy = EscalationPolicy(routes={"slack": AlertLevel.WARNING}, repeat_every=None)
+    settings = Settings(engine, {}, policy, state_dir=tmp_path, spool_dir=tmp_path / "spool")
+    spool = Spool(settings.spool_dir)
+    for check in [FlightsFresh, FlightsAmounts, FlightsVolume]:  # the record stage's order
+        failed = CheckOutcome(check.name, Status.FAILED, AlertLevel.ERROR, failing=1, total=1)
+        spool.append(SpoolEntry(check.name, failed, T0))
+
+    request = TickRequest(T0 + dt.timedelta(hours=1), checks=CHECKS)
+    replay_stage(TickState(request, settings, policies(settings, CHECKS)))
+
+    assert not spool.pending()
+    with engine.connect() as connection:
+        rows = connection.execute(
+            sa.select(
+                incidents.c.check_name,
+                notifications.c.reason,
+                notifications.c.status,
+                notifications.c.last_error,
+            )
+            .join(incidents, incidents.c.id == notifications.c.incident_id)
+            .order_by(notifications.c.id)
+        ).all()
+    told = [(check, reason, status) for check, reason, status, _ in rows]
+    assert told == [
+        ("inhibit_flights_fresh", "new", "pending"),
+        ("inhibit_flights_fresh", "also_failing", "pending"),
+        ("inhibit_flights_amounts", "new", "suppressed"),
+        ("inhibit_flights_fresh", "also_failing", "pending"),
+        ("inhibit_flights_volume", "new", "suppressed"),
+    ]
+    assert all(error.startswith("inhibited: ") for *_, s, error in rows if s == "suppressed")
+    engine.dispose()

@@ -7,6 +7,7 @@ by state, an unknown incident; the event log and the incident views."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import threading
 
 import pytest
@@ -144,13 +145,57 @@ def test_snooze_holds_notifications_for_the_hour_and_the_recovery_follows(
     assert set(escalated.suppressed) == {"slack", "pagerduty"}
     recovered = run(db, receivers, None, at + dt.timedelta(minutes=40))  # passes: held back
     assert set(recovered.suppressed) == {"slack", "pagerduty"}
-    assert not slack.replies(root) and len(pagerduty.events) == 1
+    [snoozed] = slack.replies(root)  # only the snooze's own line
+    assert snoozed.text.startswith(":zzz: Snoozed for 1h by @ana (until ")
+    assert len(pagerduty.events) == 1
 
     reconcile_mutes(db, lambda check: POLICY, at + dt.timedelta(minutes=61))
     deliver_pending(db, receivers, at + dt.timedelta(minutes=61))
     assert [e["event_action"] for e in pagerduty.events] == ["trigger", "resolve"]
-    [reply] = slack.replies(root)
+    [_, reply] = slack.replies(root)
     assert "Resolved" in reply.text and root.text.startswith("[DQ] RESOLVED")
+
+
+def test_a_snooze_posts_a_line_in_the_thread_and_leaves_root_and_page(
+    db, told, receivers, slack, pagerduty
+):
+    [root] = slack.roots()
+    at = T0 + dt.timedelta(minutes=10)
+    snooze(db, told, ANA, duration=4 * HOUR, now=at)
+    report = deliver_pending(db, receivers, at)
+    assert not report.pending and not report.failed
+    [line] = slack.replies(root)
+    assert line.text == ":zzz: Snoozed for 4h by @ana (until 2026-11-22 10:10 UTC)"
+    assert not line.reply_broadcast and not root.edits  # the root stays as it was
+    assert [e["event_action"] for e in pagerduty.events] == ["trigger"]  # no PagerDuty event
+    snooze(db, told, BOB, duration=4 * HOUR, now=at + dt.timedelta(seconds=5))  # a double click
+    deliver_pending(db, receivers, at)
+    assert len(slack.replies(root)) == 1
+
+
+def test_a_muted_receiver_hears_the_acknowledgement_when_its_mute_ends(
+    db, told, receivers, slack, pagerduty
+):
+    """Why a receiver whose latest notice a mute holds back gets no ack line meanwhile: the
+    line would be the thread's latest notice, and reconciling (alerting.reconcile) finds what a
+    mute held back by the thread's latest notice being suppressed; the escalation to CRITICAL
+    held back here would be lost. It hears both, in order, when the mute ends."""
+    [root] = slack.roots()
+    at = T0 + dt.timedelta(minutes=10)
+    snooze(db, told, BOB, duration=HOUR, now=at)
+    run(db, receivers, C, at + dt.timedelta(minutes=5))  # CRITICAL, held back
+    acknowledge(db, told, ANA, now=at + dt.timedelta(minutes=10))
+    deliver_pending(db, receivers, at + dt.timedelta(minutes=10))
+    assert [r.text.split()[0] for r in slack.replies(root)] == [":zzz:"]  # no ack line yet
+    assert [e["event_action"] for e in pagerduty.events] == ["trigger"]
+
+    later = at + dt.timedelta(minutes=61)
+    reconcile_mutes(db, lambda check: POLICY, later)
+    deliver_pending(db, receivers, later)
+    [_, raised] = slack.replies(root)
+    assert raised.text.startswith(":rotating_light: Escalated to CRITICAL")
+    assert "Acknowledged by @ana" in json.dumps(root.edits[-1]["blocks"])
+    assert [e["event_action"] for e in pagerduty.events] == ["trigger", "trigger"]
 
 
 def test_a_snooze_mutes_only_its_incident(db, told, receivers):

@@ -5,38 +5,27 @@ loopback server)."""
 from __future__ import annotations
 
 import json
-import threading
 import traceback
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from checkers.env_secrets import env_name, secret_from_env
 from checkers.parsers import HttpJsonParser, SourceError
+from tests.http_stub import Reply, http_stub
 
 PASTED = "Bearer sk_live_0123456789abcdef"
 
 
-class _Echo(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = json.dumps([{"auth": self.headers.get("Authorization")}]).encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+def _echo(request: BaseHTTPRequestHandler) -> Reply:
+    return Reply(200, json.dumps([{"auth": request.headers.get("Authorization")}]).encode())
 
 
 @pytest.fixture(scope="module")
 def echo() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+    with http_stub(_echo) as url:
+        yield f"{url}/"
 
 
 def test_http_parser_refuses_a_token_in_headers_from_env():

@@ -4,10 +4,9 @@ HTTP server on loopback."""
 from __future__ import annotations
 
 import json
-import threading
 import uuid
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 import sqlalchemy as sa
@@ -24,6 +23,7 @@ from checkers.parsers import (
     TableParser,
 )
 from tests.conftest import POSTGRES_URL
+from tests.http_stub import Reply, http_stub
 
 # Records become a DataFrame through Arrow (which refuses an empty table); read errors come from the
 # server. (tests/connect_paths.py)
@@ -146,38 +146,23 @@ def test_unreachable_database_is_a_source_error_without_the_password(spark):
     assert "127.0.0.1" in str(raised.value) and "s3cret" not in str(raised.value)
 
 
-class _Api(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        if self.path.startswith("/payouts"):
-            body = {
-                "data": {"items": [{"id": "p1", "amount": 10}, {"id": "p2", "amount": None}]},
-                "auth": self.headers.get("Authorization"),
-                "path": self.path,
-            }
-            self._send(200, json.dumps(body).encode())
-        elif self.path == "/broken":
-            self._send(500, b"oops")
-        else:
-            self._send(200, b"<html>not json</html>")
-
-    def _send(self, code: int, body: bytes) -> None:
-        self.send_response(code)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+def _api(request: BaseHTTPRequestHandler) -> Reply:
+    if request.path.startswith("/payouts"):
+        body = {
+            "data": {"items": [{"id": "p1", "amount": 10}, {"id": "p2", "amount": None}]},
+            "auth": request.headers.get("Authorization"),
+            "path": request.path,
+        }
+        return Reply(200, json.dumps(body).encode())
+    if request.path == "/broken":
+        return Reply(500, b"oops")
+    return Reply(200, b"<html>not json</html>")
 
 
 @pytest.fixture(scope="module")
 def api() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Api)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with http_stub(_api) as url:
+        yield url
 
 
 def test_http_json_records(spark, api, monkeypatch):

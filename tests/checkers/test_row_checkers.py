@@ -91,6 +91,24 @@ def test_python_predicate_that_raises_is_an_error(flights):
 
 
 @pytest.mark.classic_only  # counts jobs through the SparkContext
+def test_a_python_predicate_going_wrong_costs_its_pass_nothing(spark, flights):
+    # Its problems are counted in the pass, not raised: no failed job, no isolation reruns, and
+    # the checks sharing the pass keep their counts.
+    checkers = [
+        PredicateSingleDatasetChecker(flights, "delay < 600"),
+        PredicateSingleDatasetChecker(flights, lambda row: "yes" if row["id"] > 3 else True),
+        PredicateSingleDatasetChecker(flights, PREDICATES["python"]()),
+    ]
+    results, jobs = count_jobs(spark, lambda: run_checkers(checkers))
+    assert jobs == 1
+    assert [r.failing for r in (results[0], results[2])] == [3, 3]
+    assert results[1].error == (
+        "the Python predicate went wrong on 2 rows, e.g. TypeError: a Python predicate must "
+        "return True or False, it returned 'yes' (str)"
+    )
+
+
+@pytest.mark.classic_only  # counts jobs through the SparkContext
 def test_five_checkers_over_one_dataset_samples_included_cost_one_job(spark, flights):
     predicates = ["delay < 600", "id > 0", "carrier IS NOT NULL", "delay >= 0", "id < 100"]
     checkers = [PredicateSingleDatasetChecker(flights, p, key="id") for p in predicates]

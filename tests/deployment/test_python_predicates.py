@@ -27,6 +27,7 @@ from pathlib import Path
 import pyspark
 import pytest
 
+from tests.conftest import TEST_JVM_OPTIONS
 from tests.dags.spark_events import EventLogs
 from tests.deployment.client import RESULT_MARK
 from tests.polling import wait_for
@@ -199,7 +200,10 @@ def _run_client(targets: list[str], client_path: str, directory: Path) -> dict[s
     env = {**os.environ, "PYTHONPATH": client_path, "DQ_CHECKS": "teamchecks"}
     env.update(PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
     # A task that cannot import its module fails the same way every time: no retries.
-    env["PYSPARK_SUBMIT_ARGS"] = "--conf spark.task.maxFailures=1 pyspark-shell"
+    submit = "--conf spark.task.maxFailures=1"
+    # the cluster's executors
+    submit += f" --conf spark.executor.extraJavaOptions='{TEST_JVM_OPTIONS}'"
+    env["PYSPARK_SUBMIT_ARGS"] = f"{submit} pyspark-shell"
     env.pop("SPARK_CONNECT_MODE_ENABLED", None)
     done = subprocess.run(
         [sys.executable, "-m", "tests.deployment.client", *targets],

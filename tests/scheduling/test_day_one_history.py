@@ -129,3 +129,56 @@ def test_backtest_replays_the_day_one_history_of_stored_partitions(spark, tmp_pa
     assert medium["judged"] == 20 - 2  # BatchNormal needs two points of history
     assert medium["recall"]["missing partition"] == 1.0
     assert MetricsRepository(url).query(per_partition=True) == []  # a replay saves nothing
+
+
+@pytest.mark.classic_only  # counts jobs through the SparkContext
+def test_backtest_replays_the_day_one_buckets_of_a_dated_source(spark, tmp_path):
+    """A non-incremental dated source without stored history: `dq backtest` replays the
+    TimeBuckets its first run would compute (one grouped pass), and saves none of them."""
+    from pyspark.sql import functions as F
+
+    from checkers.metrics import TimeBuckets
+    from scheduling.cli.backtest import check_reports
+    from scheduling.schema import project_database
+    from scheduling.settings import Settings
+
+    start = dt.datetime(2013, 1, 1, tzinfo=dt.UTC)
+    rows = [
+        (start + dt.timedelta(days=i, minutes=29 * n),)
+        for i in range(25)
+        for n in range(10 if i == 15 else 40 + (i * 3) % 7)  # 40..46 events a day, one quiet
+    ]
+    path = str(tmp_path / "events")
+    spark.createDataFrame(rows, "ts timestamp").write.parquet(path)
+    url = f"sqlite:///{tmp_path / 'dq.db'}"
+    engine = project_database(url)
+
+    class Events(QualityCheck, register=False):
+        name = "daily_events"
+        parser = ParquetParser(path, schema="ts timestamp")  # promised: built over it first
+
+        def checker(self, data):  # type: ignore[no-untyped-def]
+            day = F.lit(self.now.replace(hour=0)) - F.expr("INTERVAL 1 DAY")
+            yesterday = data.where((F.col("ts") >= day) & (F.col("ts") < F.lit(self.now)))
+            training = TimeBuckets(data, "ts", count=21)
+            key = ResultKey(self.now.replace(hour=0))
+            history = MetricHistory(MetricsRepository(url), key, "events", training=training)
+            volume = Check(CheckLevel.WARNING, "daily volume").has_no_anomalies(
+                Size(), BatchNormal()
+            )
+            return MetricChecker(yesterday, [volume], history=history)
+
+    settings = Settings(engine, {}, None, state_dir=tmp_path)  # type: ignore[arg-type]
+    now = dt.datetime(2013, 1, 25, 6, tzinfo=dt.UTC)
+    found, jobs = count_jobs(spark, lambda: check_reports(Events, settings, now, inject=False))
+    [report] = found  # type: ignore[misc]
+    assert (report["points"], report["from_buckets"], report["from_states"]) == (21, 21, 0)
+    assert (report["first"], report["last"]) == (
+        "2013-01-04T00:00:00+00:00",
+        "2013-01-24T00:00:00+00:00",
+    )
+    medium = {r["sensitivity"]: r for r in report["replays"]}["medium"]
+    assert medium["judged"] == 21 - 2 and medium["alerts"] == 1  # the source's quiet day
+    assert jobs == 1  # the buckets: one grouped pass
+    assert MetricsRepository(url).query() == []  # a replay saves nothing
+    engine.dispose()

@@ -33,6 +33,7 @@ from scheduling.schema import project_database
 from scheduling.settings import Settings
 from scheduling.spool import Spool
 from scheduling.tables import spool_replays
+from scheduling.tick.record import record_in, replayer
 from tests.alerting.conftest import outcome
 from tests.conftest import POSTGRES_URL
 from tests.scheduling.outages import (
@@ -45,6 +46,25 @@ from tests.scheduling.outages import (
 
 SEVEN = dt.datetime(2026, 11, 22, 7, 0, tzinfo=dt.UTC)
 WINDOW = ["2026-11-22T06:45:00+00:00", "2026-11-22T07:00:00+00:00"]
+
+
+def record_or_spool_of(settings, o, policy, now) -> bool:
+    """`record_or_spool` with the tick's recording of `o` (no inhibition rule, no source)."""
+
+    def record(connection):
+        return record_in(
+            connection,
+            settings,
+            o,
+            policy,
+            now,
+            window=None,
+            links={},
+            inhibit_rule=None,
+            source=None,
+        )
+
+    return record_or_spool(settings, o, now, record=record)
 
 
 @pytest.fixture
@@ -210,7 +230,9 @@ def test_a_run_killed_during_replay_records_nothing_twice(
     settings = Settings.from_environment(database_url=down.render_as_string(hide_password=False))
     later = SEVEN + dt.timedelta(minutes=15)
     for check in ("alpha", "beta"):
-        assert not record_or_spool(settings, outcome(AlertLevel.ERROR, check=check), policy, later)
+        assert not record_or_spool_of(
+            settings, outcome(AlertLevel.ERROR, check=check), policy, later
+        )
     assert [e["check"] for e in spooled(env)] == ["alpha", "beta"]
 
     holder = engine.connect()  # beta's open incident is locked: its replay blocks mid-way
@@ -261,12 +283,12 @@ def test_a_line_that_cannot_be_recorded_is_set_aside(tmp_path, monkeypatch, capl
     settings = Settings.from_environment(database_url=f"sqlite:///{tmp_path / 'dq.db'}")
     settings.database_error = "pretend it was down"  # the run spools from here on
     policy = settings.default_policy
-    record_or_spool(settings, outcome(AlertLevel.ERROR, check="alpha"), policy, SEVEN)
+    record_or_spool_of(settings, outcome(AlertLevel.ERROR, check="alpha"), policy, SEVEN)
     spool = Spool(settings.spool_dir)
     with spool.path.open("a") as out:
         out.write('{"torn": ')  # a crash in the middle of an append
-    record_or_spool(settings, outcome(AlertLevel.ERROR, check="beta"), policy, SEVEN)
-    assert replay_spool(settings, SEVEN, lambda _: policy) == 2
+    record_or_spool_of(settings, outcome(AlertLevel.ERROR, check="beta"), policy, SEVEN)
+    assert replay_spool(settings, SEVEN, replayer(settings, lambda _: policy, [])) == 2
     assert settings.database_error is None and not spool.pending()
     [rejected] = spool.rejected.read_text().splitlines()
     assert json.loads(rejected)["line"] == '{"torn": '
@@ -305,5 +327,7 @@ def test_a_silent_project_database_is_an_outage_not_a_hang(driver, tmp_path, mon
         )
         assert accepted  # the server took the connection: the timeout, not a refusal, ended it
     assert settings.database_error is not None and "hunter2" not in settings.database_error
-    assert not record_or_spool(settings, outcome(AlertLevel.ERROR), settings.default_policy, SEVEN)
+    assert not record_or_spool_of(
+        settings, outcome(AlertLevel.ERROR), settings.default_policy, SEVEN
+    )
     assert [e.check for e in Spool(settings.spool_dir).entries()] == ["orders_have_customers"]

@@ -1,0 +1,1 @@
+"""A check package stopping in a class body (tests/checks/test_bad_inputs.py)."""
