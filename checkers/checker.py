@@ -119,7 +119,7 @@ class Checker(ABC):
 def rows_to_dicts(rows: Iterable[object]) -> list[SampleRow]:
     # bounded as the failing-rows file keeps them: a 2 MB value is never held whole
     found = [json_safe(row.asDict(recursive=True)) for row in rows]  # type: ignore[attr-defined]
-    return bounded_rows(found, IN_FILE)  # type: ignore[arg-type,return-value]
+    return bounded_rows(found, IN_FILE)  # type: ignore[arg-type]
 
 
 def excused_condition(

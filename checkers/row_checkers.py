@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
@@ -83,7 +83,8 @@ class RowPredicateChecker(Checker):
             if error is not None:
                 return CheckerResult.failed_to_run(_without_analyzer_name(error))
             if problems and (found := int(metrics[problems[0]].value)):  # type: ignore[arg-type]
-                entries = metrics[problems[1]].value["entries"]  # type: ignore[index]
+                listed = metrics[problems[1]].value
+                entries = cast(list[Any], listed["entries"]) if isinstance(listed, dict) else []
                 example = str(entries[0][1]) if entries else None
                 return CheckerResult.failed_to_run(problem_error(found, example))
             values = {name: int(metrics[a].value) for name, a in analyzers.items()}  # type: ignore[arg-type]
