@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from enum import StrEnum
 
 from checkers.levels import AlertLevel
@@ -186,7 +186,9 @@ class Notification:
         return self.reason is NotifyReason.RESOLVED
 
     def to_json(self) -> str:
-        data = asdict(self)
+        # field by field, not asdict: asdict deep-copies the outcome only for it to be replaced
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["members"] = [asdict(m) for m in self.members]
         data["outcome"] = self.outcome.to_dict()
         data["level"] = self.level.name
         data["opened_at"] = self.opened_at.isoformat()

@@ -48,20 +48,22 @@ def insert_run(
     outcome: CheckOutcome,
     window: tuple[dt.datetime, dt.datetime] | None = None,
 ) -> int:
+    # values as parameters, not .values(): one cached statement, not one compiled per row
     result = connection.execute(
-        runs.insert().values(
-            check_name=outcome.check,
-            window_start=window[0] if window else None,
-            window_end=window[1] if window else None,
-            status=outcome.status.value,
-            level=int(outcome.level),
-            failing=outcome.failing,
-            total=outcome.total,
-            started_at=outcome.started_at,
-            finished_at=outcome.finished_at,
-            error=outcome.error,
-            outcome=outcome.to_json(),
-        )
+        runs.insert(),
+        {
+            "check_name": outcome.check,
+            "window_start": window[0] if window else None,
+            "window_end": window[1] if window else None,
+            "status": outcome.status.value,
+            "level": int(outcome.level),
+            "failing": outcome.failing,
+            "total": outcome.total,
+            "started_at": outcome.started_at,
+            "finished_at": outcome.finished_at,
+            "error": outcome.error,
+            "outcome": outcome.to_json(),
+        },
     )
     return inserted_id(result)
 
@@ -100,9 +102,10 @@ def record_outcome(
         return recorded
     incident = recorded.incident = incidents.save(incident)
     assert incident.id is not None
+    opened = change is IncidentChange.OPENED  # a new id: no threads or outbox rows to look up
     notices = notify(
         incident,
-        outbox.threads(incident.id),
+        {} if opened else outbox.threads(incident.id),
         policy,
         now,
         mutes=[*mutes, *MuteStore(connection).silences()],
@@ -120,7 +123,7 @@ def record_outcome(
         notices = Notices(notices.level, decisions)
     for decision in notices.decisions:
         if decision.notification is not None:
-            outbox.enqueue(decision, grouped=decision.receiver in folded)
+            outbox.enqueue(decision, grouped=decision.receiver in folded, opened=opened)
     recorded.enqueued, recorded.suppressed = notices.enqueued, notices.suppressed
     return recorded
 

@@ -29,6 +29,33 @@ from checkers.levels import AlertLevel
 from checkers.outcome import CheckOutcome
 from checkers.project_db import as_utc
 
+# The recording path's statements, built once with their values bound per call: building and
+# keying a statement costs more than SQLite running it (a tick records thousands of outcomes).
+_OPEN_INCIDENT = (
+    sa.select(incidents)
+    .where(incidents.c.fingerprint == sa.bindparam("b_fingerprint"), incidents.c.status == "open")
+    .order_by(incidents.c.id.desc())
+)
+_UPDATE_INCIDENT = incidents.update().where(incidents.c.id == sa.bindparam("b_id"))
+_KEEP_LEVEL = _UPDATE_INCIDENT.values(effective_level=sa.bindparam("b_level"))
+_THREADS = sa.select(receiver_threads).where(
+    receiver_threads.c.incident_id == sa.bindparam("b_incident")
+)
+_UPDATE_THREAD = receiver_threads.update().where(
+    receiver_threads.c.incident_id == sa.bindparam("b_incident"),
+    receiver_threads.c.receiver == sa.bindparam("b_receiver"),
+)
+_GROUP_THREAD = (
+    sa.select(notifications.c.thread_incident_id, incidents.c.fingerprint)
+    .join(incidents, incidents.c.id == notifications.c.thread_incident_id)
+    .where(
+        notifications.c.incident_id == sa.bindparam("b_incident"),
+        notifications.c.receiver == sa.bindparam("b_receiver"),
+    )
+    .limit(1)
+)
+_SILENCES = sa.select(mutes).order_by(mutes.c.id)
+
 
 class IncidentStore:
     """dq_incidents: at most one open incident per fingerprint (a unique column enforces it)."""
@@ -37,15 +64,8 @@ class IncidentStore:
         self.connection = connection
 
     def open_incident(self, fingerprint: str) -> Incident | None:
-        row = (
-            self.connection.execute(
-                sa.select(incidents)
-                .where(incidents.c.fingerprint == fingerprint, incidents.c.status == "open")
-                .order_by(incidents.c.id.desc())
-            )
-            .mappings()
-            .first()
-        )
+        row = self.connection.execute(_OPEN_INCIDENT, {"b_fingerprint": fingerprint})
+        row = row.mappings().first()
         return None if row is None else incident_from_row(row)
 
     def open_of_checks(self, checks: Sequence[str]) -> dict[str, Incident]:
@@ -81,22 +101,16 @@ class IncidentStore:
             "open_fingerprint": incident.fingerprint if incident.open else None,
         }
         if incident.id is None:
-            new_id = inserted_id(self.connection.execute(incidents.insert().values(**values)))
+            new_id = inserted_id(self.connection.execute(incidents.insert(), values))
             return Incident(**{**incident.__dict__, "id": new_id})
-        self.connection.execute(
-            incidents.update().where(incidents.c.id == incident.id).values(**values)
-        )
+        self.connection.execute(_UPDATE_INCIDENT, {**values, "b_id": incident.id})
         return incident
 
     def keep_level(self, incident: Incident, level: AlertLevel) -> None:
         """Remember the level alerting decided for an open incident (escalation included), so
         summaries and the report show what its notifications say; a resolved one keeps its last."""
         if incident.open and incident.id is not None:
-            self.connection.execute(
-                incidents.update()
-                .where(incidents.c.id == incident.id)
-                .values(effective_level=int(level))
-            )
+            self.connection.execute(_KEEP_LEVEL, {"b_id": incident.id, "b_level": int(level)})
 
     def open_levels(self, checks: Sequence[str]) -> dict[str, AlertLevel]:
         """Each of `checks` with an open incident: the level alerting last decided for it (the
@@ -144,9 +158,7 @@ class NotificationStore:
         self.connection = connection
 
     def threads(self, incident_id: int) -> dict[str, ReceiverThread]:
-        rows = self.connection.execute(
-            sa.select(receiver_threads).where(receiver_threads.c.incident_id == incident_id)
-        ).mappings()
+        rows = self.connection.execute(_THREADS, {"b_incident": incident_id}).mappings()
         return {r["receiver"]: thread_from_row(r) for r in rows}
 
     def thread(self, incident_id: int, receiver: str) -> ReceiverThread:
@@ -158,15 +170,17 @@ class NotificationStore:
         )
         return thread_from_row(row.mappings().one())
 
-    def enqueue(self, decision: Decision, *, grouped: bool = False) -> None:
+    def enqueue(self, decision: Decision, *, grouped: bool = False, opened: bool = False) -> None:
         """Write the decision's outbox row (`suppressed` when muted, with the reason; `grouped`
         when the group's root lists it instead) and its receiver's thread. A muted notice does
         not count as told. A receiver whose thread of the incident is its group's goes on there
-        (the row names the group's first incident, alerting.groups)."""
+        (the row names the group's first incident, alerting.groups). `opened`: the incident was
+        opened in this transaction, so no earlier row of its thread needs looking up."""
         notification = decision.notification
         if notification is None:
             raise ValueError(f"nothing to enqueue for {decision.receiver}")
-        notification = self._in_group_thread(notification)
+        if not opened:
+            notification = self._in_group_thread(notification)
         if not notification.installation:  # ours: no other installation's message is adopted
             notification = replace(notification, installation=installation_id(self.connection))
         if notification.resolved:
@@ -174,22 +188,23 @@ class NotificationStore:
                 notification, group_open=still_open_in_group(self.connection, notification)
             )
         status = "suppressed" if decision.muted else "grouped" if grouped else "pending"
-        self.connection.execute(
-            notifications.insert().values(
-                incident_id=notification.incident_id,
-                receiver=notification.receiver,
-                sequence=notification.sequence,
-                reason=notification.reason.value,
-                level=int(notification.level),
-                dedup_key=notification.dedup_key,
-                payload=notification.to_json(),
-                status=status,
-                attempts=0,
-                steps_done=0,
-                last_error=decision.muted,
-                created_at=notification.created_at,
-                thread_incident_id=notification.thread_incident_id,
-            )
+        self.connection.execute(  # values as parameters: one cached statement for every row
+            notifications.insert(),
+            {
+                "incident_id": notification.incident_id,
+                "receiver": notification.receiver,
+                "sequence": notification.sequence,
+                "reason": notification.reason.value,
+                "level": int(notification.level),
+                "dedup_key": notification.dedup_key,
+                "payload": notification.to_json(),
+                "status": status,
+                "attempts": 0,
+                "steps_done": 0,
+                "last_error": decision.muted,
+                "created_at": notification.created_at,
+                "thread_incident_id": notification.thread_incident_id,
+            },
         )
         told: dict[str, object] = {}
         if not decision.muted:
@@ -201,16 +216,12 @@ class NotificationStore:
         key = {"incident_id": notification.incident_id, "receiver": notification.receiver}
         if decision.thread is None:
             self.connection.execute(
-                receiver_threads.insert().values(**key, sequence=notification.sequence, **told)
+                receiver_threads.insert(), {**key, "sequence": notification.sequence, **told}
             )
             return
+        where = {"b_incident": key["incident_id"], "b_receiver": key["receiver"]}
         self.connection.execute(
-            receiver_threads.update()
-            .where(
-                receiver_threads.c.incident_id == key["incident_id"],
-                receiver_threads.c.receiver == key["receiver"],
-            )
-            .values(sequence=notification.sequence, **told)
+            _UPDATE_THREAD, {"sequence": notification.sequence, **told, **where}
         )
 
     def _in_group_thread(self, notification: Notification) -> Notification:
@@ -218,13 +229,8 @@ class NotificationStore:
         if notification.thread_incident_id is not None:
             return notification
         found = self.connection.execute(
-            sa.select(notifications.c.thread_incident_id, incidents.c.fingerprint)
-            .join(incidents, incidents.c.id == notifications.c.thread_incident_id)
-            .where(
-                notifications.c.incident_id == notification.incident_id,
-                notifications.c.receiver == notification.receiver,
-            )
-            .limit(1)
+            _GROUP_THREAD,
+            {"b_incident": notification.incident_id, "b_receiver": notification.receiver},
         ).first()
         if found is None:
             return notification
@@ -306,7 +312,7 @@ class MuteStore:
         self.connection = connection
 
     def silences(self) -> list[Silence]:
-        rows = self.connection.execute(sa.select(mutes).order_by(mutes.c.id)).mappings()
+        rows = self.connection.execute(_SILENCES).mappings()
         return [
             Silence(
                 r["check_pattern"],

@@ -1,5 +1,5 @@
-"""python -m benchmarks.load [N]: the run path at company scale (issue 28). N outcomes (default
-5,000) failing at once, CRITICAL, ERROR and WARNING in turn, each in its claimed window, recorded
+"""python -m benchmarks.load [N [BASELINE_N]]: the run path at company scale (issue 28). N
+outcomes (default 5,000; the one-per-outcome path on BASELINE_N, default N) failing at once, CRITICAL, ERROR and WARNING in turn, each in its claimed window, recorded
 by the tick's `record` stage on a SQLite file: one transaction per outcome (as before) against
 many per transaction (`scheduling.tick.record.BATCH`); then the open incidents delivered tick by
 tick to console-like receivers that answer at once. Prints tables; asserts nothing."""
@@ -118,11 +118,11 @@ def delivery_ticks(directory: Path, ticks: int = 3) -> list[dict[str, int]]:
     return rows
 
 
-def main(count: int) -> str:
+def main(count: int, baseline: int) -> str:
     with tempfile.TemporaryDirectory() as folder:
         directory = Path(folder)
         batched = recording_rate(count, recording.BATCH, directory)
-        single = recording_rate(count, 1, directory)
+        single = recording_rate(baseline, 1, directory)
         size_kib = (directory / f"record_{recording.BATCH}.db").stat().st_size / 1024
         ticks = delivery_ticks(directory)
     lines = [
@@ -137,11 +137,15 @@ def main(count: int) -> str:
     ):
         lines.append(
             f"| {label} | {found['claim_s']:.1f} | {found['record_s']:.1f} | "
-            f"{count / found['record_s']:.0f} | {found['incidents']:.0f} |"
+            f"{found['incidents'] / found['record_s']:.0f} | {found['incidents']:.0f} |"
         )
+    rate = {
+        name: found["incidents"] / found["record_s"]
+        for name, found in (("single", single), ("batched", batched))
+    }
     lines += [
         "",
-        f"Speed-up of the record stage: {single['record_s'] / batched['record_s']:.1f}x; "
+        f"Speed-up of the record stage (outcomes / s): {rate['batched'] / rate['single']:.1f}x; "
         f"database after the tick: {size_kib:,.0f} KiB.",
         "",
         "## Delivery of the backlog, tick by tick (receivers answering at once, 60 s budget)",
@@ -156,4 +160,5 @@ def main(count: int) -> str:
 
 
 if __name__ == "__main__":
-    print(main(int(sys.argv[1]) if len(sys.argv) > 1 else 5000))
+    N = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
+    print(main(N, int(sys.argv[2]) if len(sys.argv) > 2 else N))

@@ -149,6 +149,70 @@ def claim(
     return current_claim(engine, check, start)  # another claimer swapped first
 
 
+#: Windows claimed per transaction when none of them has a claim yet (the common case): one
+#: commit for many instead of one each.
+CLAIM_BATCH = 500
+
+
+def _claim_unclaimed(
+    engine: Engine,
+    windows: Sequence[tuple[str, dt.datetime, dt.datetime]],
+    holder: str,
+    lease: dt.timedelta,
+    now: dt.datetime,
+) -> dict[tuple[str, dt.datetime], Claim]:
+    """Claim in one transaction (one multi-row insert) each of `windows` that has no claim row;
+    the others are left to `claim`, one by one. When another claimer inserts one of them first,
+    the unique key refuses the insert and this claims none (each is then claimed alone)."""
+    names = sorted({check for check, _, _ in windows})
+    starts = sorted({start for _, start, _ in windows})
+    try:
+        with engine.begin() as connection:
+            new = _unclaimed(connection, windows, names, starts)
+            if new:
+                connection.execute(claims.insert(), _claim_rows(new, holder, lease, now))
+    except sa.exc.IntegrityError:
+        return {}
+    return {(c, s): Claim(ClaimState.CLAIMED, c, s, e, holder) for c, s, e in new}
+
+
+def _unclaimed(
+    connection: Connection,
+    windows: Sequence[tuple[str, dt.datetime, dt.datetime]],
+    names: list[str],
+    starts: list[dt.datetime],
+) -> list[tuple[str, dt.datetime, dt.datetime]]:
+    known = {
+        (check, as_utc(start))
+        for check, start in connection.execute(
+            sa.select(claims.c.check_name, claims.c.window_start).where(
+                claims.c.check_name.in_(names), claims.c.window_start.in_(starts)
+            )
+        )
+    }
+    return [(check, start, end) for check, start, end in windows if (check, start) not in known]
+
+
+def _claim_rows(
+    windows: Sequence[tuple[str, dt.datetime, dt.datetime]],
+    holder: str,
+    lease: dt.timedelta,
+    now: dt.datetime,
+) -> list[dict[str, object]]:
+    return [
+        {
+            "check_name": check,
+            "window_start": start,
+            "window_end": end,
+            "status": "running",
+            "holder": holder,
+            "claimed_at": now,
+            "lease_until": now + lease,
+        }
+        for check, start, end in windows
+    ]
+
+
 def _claim_of(row: sa.RowMapping) -> Claim:
     state = ClaimState.DONE if row["status"] == "done" else ClaimState.HELD
     return Claim(
@@ -207,6 +271,14 @@ def renew(
     return lost
 
 
+_MARK_DONE = claims.update().where(
+    claims.c.check_name == sa.bindparam("b_check"),
+    claims.c.window_start == sa.bindparam("b_start"),
+    claims.c.holder == sa.bindparam("b_holder"),
+    claims.c.status == "running",
+)  # built once: a tick marks thousands of claims done
+
+
 def mark_done(
     connection: Connection,
     held: Claim,
@@ -219,10 +291,16 @@ def mark_done(
     """In the transaction that records the window's outcome: the claim is done. False when it
     is no longer ours (our lease expired and another run took it over): do not record then."""
     count = connection.execute(
-        claims.update()
-        .where(_key(held.check, held.start), claims.c.holder == holder)
-        .where(claims.c.status == "running")
-        .values(status="done", finished_at=now, run_id=run_id, outcome_status=outcome_status)
+        _MARK_DONE,
+        {
+            "status": "done",
+            "finished_at": now,
+            "run_id": run_id,
+            "outcome_status": outcome_status,
+            "b_check": held.check,
+            "b_start": held.start,
+            "b_holder": holder,
+        },
     ).rowcount
     return count == 1
 
@@ -341,8 +419,12 @@ def hold_windows(
     """Claim each (check, start, end); those claimed by others (running or done) are skipped.
     With `retry_errors`, a window done with an ERROR outcome is claimed again."""
     result = HeldWindows(engine, holder or new_holder(), lease or DEFAULT_LEASE, clock)
+    fresh: dict[tuple[str, dt.datetime], Claim] = {}
+    for first in range(0, len(windows), CLAIM_BATCH):
+        batch = windows[first : first + CLAIM_BATCH]
+        fresh.update(_claim_unclaimed(engine, batch, result.holder, result.lease, clock()))
     for check, start, end in windows:
-        answer = claim(
+        answer = fresh.get((check, start)) or claim(
             engine, check, (start, end), holder=result.holder, lease=result.lease, now=clock()
         )
         if retry_errors and answer.state is ClaimState.DONE and answer.outcome_status == "error":

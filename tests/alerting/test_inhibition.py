@@ -137,9 +137,10 @@ def test_a_late_source_notifies_once_and_lists_what_it_explains(
     assert "Resolved" in slack.replies(roots[0])[-1].text
     assert slack.replies(roots[1]) == []
     actions = [(e["event_action"], e["dedup_key"]) for e in pagerduty.events]
-    assert [a for a, _ in actions] == ["trigger", "resolve", "trigger"]
-    assert actions[0][1] == actions[1][1] != actions[2][1]
-    assert pagerduty.events[2]["payload"]["component"] == "inhibit_flights_amounts"
+    # most urgent first: the new failure's page goes before the late source's resolve
+    assert [a for a, _ in actions] == ["trigger", "trigger", "resolve"]
+    assert actions[0][1] == actions[2][1] != actions[1][1]
+    assert pagerduty.events[1]["payload"]["component"] == "inhibit_flights_amounts"
 
 
 def test_a_replayed_outcome_of_an_inhibited_check_is_inhibited(tmp_path):

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
+import signal
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -216,3 +219,50 @@ def test_an_airflow_retry_evaluates_an_errored_window_again(spark, engine):
     again = run_window(["cli_daily"], start=window[0], end=window[1], retry_errors=True)
     assert again.results == retried
     assert len(_runs(engine)) == 2
+
+
+def test_a_run_killed_inside_a_batch_loses_only_that_batch_and_the_next_run_records_it_once(
+    tmp_path,
+):
+    """SIGKILL after the 5th of 6 outcomes, 3 to a transaction: the first batch is recorded
+    whole, nothing of the second (no run, incident or outbox row without its done claim); once
+    the dead run's lease runs out, the next run takes the 3 windows over and records each once."""
+    from alerting.tables import incidents, notifications
+    from tests.polling import wait_for
+    from tests.scheduling import batch_crasher as crasher
+
+    url = f"sqlite:///{tmp_path / 'dq.db'}"
+    engine = project_database(url)
+    killed = subprocess.run(
+        [sys.executable, "-m", "tests.scheduling.batch_crasher", url, "3", "5"],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL
+
+    def counts() -> tuple[int, ...]:
+        with engine.connect() as connection:
+            return tuple(
+                connection.execute(sa.select(sa.func.count()).select_from(t)).scalar_one()
+                for t in (runs, incidents, notifications)
+            )
+
+    assert counts() == (3, 3, 3)
+    with engine.connect() as connection:
+        status = dict(connection.execute(sa.select(claims.c.check_name, claims.c.status)).all())
+    assert status == {name: "done" if i < 3 else "running" for i, name in enumerate(crasher.CHECKS)}
+
+    def takeover():
+        held = hold_windows(
+            engine, [(name, *crasher.WINDOW) for name in crasher.CHECKS], lease=HOUR
+        )
+        return held if len(held.held) == 3 else None
+
+    held = wait_for(takeover, "the dead run's lease to run out")
+    assert sorted(held.held) == crasher.CHECKS[3:]
+    assert sorted(held.skipped) == crasher.CHECKS[:3]  # done: never recorded twice
+    settings = Settings(engine, {}, crasher.POLICY)
+    left = [r for r in crasher.recordings() if r.subject.name in held.held]
+    assert record_all(settings, held, left, crasher.END) == [True] * 3
+    assert counts() == (6, 6, 6)
+    engine.dispose()
