@@ -1,8 +1,9 @@
 """python -m benchmarks.load [N [BASELINE_N]]: the run path at company scale (issue 28). N
-outcomes (default 5,000; the one-per-outcome path on BASELINE_N, default N) failing at once, CRITICAL, ERROR and WARNING in turn, each in its claimed window, recorded
-by the tick's `record` stage on a SQLite file: one transaction per outcome (as before) against
-many per transaction (`scheduling.tick.record.BATCH`); then the open incidents delivered tick by
-tick to console-like receivers that answer at once. Prints tables; asserts nothing."""
+outcomes (default 5,000) failing at once, CRITICAL, ERROR and WARNING in turn, each in its
+claimed window, recorded by the tick's `record` stage on a SQLite file, many per transaction
+(`scheduling.tick.record.BATCH`), against one transaction per outcome (as before) on
+BASELINE_N outcomes (default N); then the open incidents delivered tick by tick to
+console-like receivers that answer at once. Prints tables; asserts nothing."""
 
 from __future__ import annotations
 
