@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 from sqlalchemy.engine import Engine
 
-from alerting import outbox
+from alerting import digest, outbox
 from alerting.backoff import ReceiverBackoff, backoff_wait, load_backoff, save_backoff
 from alerting.outbox import Claimed
 from alerting.receivers.base import Delivery, GatheringReceiver, Receiver
@@ -112,6 +112,7 @@ class _ReceiverRun:
         if self.backoff.blocks(self.now):
             log.info("%s is backing off until %s", self.name, self.backoff.not_before)
             return
+        self._digest()
         while self._left() > 0:
             claimed = outbox.claim_next(
                 self.engine,
@@ -128,6 +129,22 @@ class _ReceiverRun:
                 getattr(self.report, result).append(claimed.dedup_key)
             elif result == "deferred":
                 return
+
+    def _digest(self) -> None:
+        """A backlog this receiver's rate limit cannot send in the run: a digest instead."""
+        rate = getattr(self.receiver, "messages_per_second", None)
+        limit = digest.capacity(rate, self.policy.budget_s)
+        if limit is None:
+            return
+        folded = digest.fold_backlog(self.engine, self.name, limit, self.leases())
+        if folded:
+            log.warning(
+                "%s: %d first notices folded into a digest (more than %d per run at %s/s)",
+                self.name,
+                folded,
+                limit,
+                rate,
+            )
 
     @property
     def _lease(self) -> dt.timedelta:

@@ -212,7 +212,9 @@ def slack_calls(n: Notification, thread: Thread, channel: str) -> list[SlackCall
 
 class SlackReceiver:
     """Posts to `channel` with the bot token in the environment variable `token_env`.
-    `base_url` points at another Web API endpoint (tests, proxies)."""
+    `base_url` points at another Web API endpoint (tests, proxies). `messages_per_second`: what
+    Slack lets one channel take (about one); a backlog larger than a delivery run can send at
+    that rate goes out as a digest (alerting.digest)."""
 
     def __init__(
         self,
@@ -222,9 +224,11 @@ class SlackReceiver:
         token_env: str = "SLACK_BOT_TOKEN",
         base_url: str | None = None,
         timeout_s: float = 30.0,
+        messages_per_second: float = 1.0,
     ) -> None:
         self.name = name
         self.channel = channel
+        self.messages_per_second = messages_per_second
         self.token_env = env_name("token_env", token_env, owner=f"Slack receiver {name!r}")
         self.base_url = base_url
         self.timeout_s = timeout_s

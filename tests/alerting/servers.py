@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import math
 import socket
 import ssl
 import subprocess
@@ -85,11 +86,16 @@ class Gates:
 class SlackStandIn:
     """Keeps messages like Slack does; `faults` is a queue of (status, retry_after) answers
     given instead of handling the next calls; `down` answers 500 to everything, and
-    `rate_limited` (a Retry-After value) answers 429 to everything."""
+    `rate_limited` (a Retry-After value) answers 429 to everything; `per_second` takes that
+    many posts a second, as Slack does per channel, and answers 429 to posts sooner."""
 
-    def __init__(self, token: str, *, delay_s: float = 0.0) -> None:
+    def __init__(
+        self, token: str, *, delay_s: float = 0.0, per_second: float | None = None
+    ) -> None:
         self.token = token
         self.delay_s = delay_s
+        self.per_second = per_second
+        self._last_post = -math.inf
         self.messages: list[SlackMessage] = []
         self.views: list[dict] = []  # modals opened with views.open
         self.calls: list[tuple[str, dict]] = []
@@ -100,6 +106,15 @@ class SlackStandIn:
         self.gates = Gates()
         self._ts = itertools.count(1)
         self._lock = threading.Lock()
+
+    def _too_soon(self) -> bool:
+        if self.per_second is None:
+            return False
+        now = time.monotonic()
+        if now - self._last_post < 1 / self.per_second:
+            return True
+        self._last_post = now
+        return False
 
     def handle(self, method: str, auth: str | None, body: dict) -> tuple[int, dict, dict]:
         with self._lock:
@@ -123,6 +138,9 @@ class SlackStandIn:
                     {"ok": False, "error": "ratelimited" if status == 429 else "internal_error"},
                     headers,
                 )
+            if method.startswith("chat.") and self._too_soon():
+                self.refused += 1
+                return 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": "1"}
             self.calls.append((method, body))
             if method == "chat.postMessage":
                 ts = f"1700000000.{next(self._ts):06d}"
