@@ -44,7 +44,7 @@ RECEIVER_TYPES: dict[str, Callable[..., Receiver]] = {
 _NOT_IN_FILE = {"name", "ssl_context"}
 
 #: `checks` is the list of packages holding the checks (read with DQ_CHECKS, checkers.shipping).
-TOP_LEVEL_KEYS = ("checks", "receivers", "policies", "silences", "failing_rows")
+TOP_LEVEL_KEYS = ("checks", "receivers", "policies", "silences", "failing_rows", "retention")
 POLICY_KEYS = (
     "routes",
     "escalate_after_runs",
@@ -54,6 +54,8 @@ POLICY_KEYS = (
 )
 SILENCE_KEYS = ("check", "starts_at", "ends_at", "comment", "created_by")
 FAILING_ROWS_KEYS = ("directory", "base_url")
+#: [retention]: days each kind of history is kept (scheduling.retention reads the values).
+RETENTION_KEYS = ("runs_days", "incidents_days", "claims_days", "failing_rows_days")
 REFERENCE = "docs/configuration.md"
 
 
@@ -70,6 +72,7 @@ def accepted_keys() -> dict[str, tuple[str, ...]]:
         "policies": POLICY_KEYS,
         "silences": SILENCE_KEYS,
         "failing_rows": FAILING_ROWS_KEYS,
+        "retention": RETENTION_KEYS,
     }
     for kind in RECEIVER_TYPES:
         keys[f"receivers ({kind})"] = ("type", *receiver_options(kind))
@@ -292,6 +295,8 @@ def config_from_document(
     _refuse_unknown(rows, FAILING_ROWS_KEYS, "[failing_rows]", ("failing_rows",))
     directory = Path(str(rows["directory"])).resolve() if "directory" in rows else None
     url = _failing_rows_url(rows)
+    kept = _table(data.get("retention", {}), "[retention]", ("retention",))
+    _refuse_unknown(kept, RETENTION_KEYS, "[retention]", ("retention",))
     return AlertingConfig(receivers, policies, silences, directory, url)
 
 

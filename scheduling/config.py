@@ -136,10 +136,12 @@ class Config:
         types, receivers, policies, silences); a refusal is a `DqTomlError` naming the file, the
         line and the key. Every `dq` command reads its configuration through this."""
         from alerting.config import config_from_document
+        from scheduling.retention import retention_from_document
 
         self.check_packages()
         try:
             config_from_document(self.document, known_receivers=self.environment_receivers())
+            retention_from_document(self.document)
         except DqTomlError as exc:
             raise exc.located(self.config_path) from None
         return self

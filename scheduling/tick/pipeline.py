@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from alerting import EscalationPolicy, deliver_pending
 from alerting.pipeline import open_incident_levels
 from alerting.reconcile import reconcile_mutes as reconcile
+from checkers.dq_toml import DqTomlError
 from checkers.outcome import CheckOutcome
 from checkers.project_db import database_clock
 from checks import QualityCheck, registered
@@ -27,6 +28,7 @@ from scheduling.claims import (
 )
 from scheduling.outage import replay_spool as replay
 from scheduling.outage import tolerated
+from scheduling.retention import prune_daily
 from scheduling.settings import Settings
 from scheduling.tick.evaluate import Evaluation, judge_all, load, prepare, run_engine
 from scheduling.tick.inhibit_rules import inhibit_rules, source_key
@@ -266,6 +268,19 @@ def deliver(state: TickState) -> None:
             )
 
 
+def prune_history(state: TickState) -> None:
+    """Once a day (the day's first tick, whichever runner): history past dq.toml's [retention]
+    removed (scheduling.retention). A prune that fails costs the prune, never the tick."""
+    settings = state.settings
+    if settings.database_error is not None:
+        return
+    with tolerated(settings):
+        try:
+            prune_daily(settings, state.now)
+        except (OSError, DqTomlError) as exc:
+            log.error("daily prune not done: %s", exc)
+
+
 def summarize(state: TickState) -> None:
     """Each check's effective (escalated) level after this tick, as alerts show it."""
     settings = state.settings
@@ -293,6 +308,7 @@ STAGES: tuple[Stage, ...] = (
     remember_windows,
     reconcile_mutes,
     deliver,
+    prune_history,
     summarize,
 )
 

@@ -135,3 +135,49 @@ def test_prune_keeps_what_is_still_needed(tmp_path):
     assert judged  # 180 rows after a week of 100-106 is an anomaly
     assert not old.exists() and recent.exists()
     engine.dispose()
+
+
+def test_the_tick_prunes_once_a_day_with_dq_toml_retention(tmp_path, monkeypatch):
+    """dq.toml's [retention] runs_days = 10: the day's first tick prunes (the day claimed, so
+    later ticks that day do not), the next day's first tick prunes again."""
+    from scheduling.settings import Settings
+    from scheduling.tick.pipeline import TickRequest, run_tick
+
+    (tmp_path / "dq.toml").write_text("[retention]\nruns_days = 10\n")
+    monkeypatch.setenv("DQ_DATABASE_URL", f"sqlite:///{tmp_path / 'dq.db'}")
+    monkeypatch.setenv("DQ_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("DQ_CONFIG", str(tmp_path / "dq.toml"))
+    settings = Settings.from_environment()
+    engine = settings.engine
+
+    def passed(n: int) -> None:
+        stamps = {"started_at": day(n), "finished_at": day(n)}
+        handle_outcome(engine, outcome(None, check="orders_total", **stamps), ROUTES, day(n))
+
+    def kept() -> list[int]:
+        with engine.connect() as connection:
+            ended = connection.execute(sa.select(runs.c.finished_at).order_by(runs.c.id))
+            return [(t.replace(tzinfo=dt.UTC) - DAY0).days for t in ended.scalars()]
+
+    for n in range(30):
+        passed(n)
+    run_tick(TickRequest(now=day(30)), settings)
+    assert kept() == list(range(20, 30))  # runs older than 10 days gone
+    passed(5)  # a late backfill of day 5
+    run_tick(TickRequest(now=day(30) + dt.timedelta(hours=6)), settings)
+    assert kept() == [*range(20, 30), 5]  # the day was pruned once already
+    run_tick(TickRequest(now=day(31)), settings)
+    assert kept() == list(range(21, 30))  # the next day's first tick prunes again
+    engine.dispose()
+
+
+def test_a_retention_that_is_not_whole_days_is_refused_by_every_command(tmp_path):
+    (tmp_path / "dq.toml").write_text("[retention]\nruns_days = 0.5\n")
+    env = {
+        "DQ_DATABASE_URL": f"sqlite:///{tmp_path / 'dq.db'}",
+        "DQ_STATE_DIR": str(tmp_path / "state"),
+        "DQ_CONFIG": str(tmp_path / "dq.toml"),
+    }
+    refused = in_process.dq(env, "prune", cwd=tmp_path)
+    assert refused.returncode == 2
+    assert "dq.toml:2" in refused.stderr and "runs_days must be a whole number" in refused.stderr
