@@ -94,6 +94,8 @@ class _ReceiverRun:
     clock: Callable[[], float]
     leases: Callable[[], dt.datetime]
     report: DeliveryReport = field(default_factory=DeliveryReport)
+    #: Outbox rows found claimable and not yet tried (alerting.outbox.claim_next)
+    queue: list[int] = field(default_factory=list)
 
     def run(self) -> DeliveryReport:
         try:
@@ -121,6 +123,7 @@ class _ReceiverRun:
                 now=self._current(),
                 lease=self._lease,
                 lease_now=self.leases(),
+                queue=self.queue,
             )
             if claimed is None:
                 return

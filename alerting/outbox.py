@@ -77,6 +77,7 @@ def claim_next(
     now: dt.datetime,
     lease: dt.timedelta,
     lease_now: dt.datetime | None = None,
+    queue: list[int] | None = None,
 ) -> Claimed | None:
     """Lease the next deliverable row of `receiver` (the most urgent level first; each thread in
     order), or None. Candidates are
@@ -84,22 +85,27 @@ def claim_next(
     and MariaDB (MariaDB at READ COMMITTED: a wide locking scan would hide every candidate from
     a concurrent deliverer), and leased by a conditional UPDATE whose row count says who won
     (all SQLite has: it has no row locks, and serialises writers). Leases are times of
-    `lease_now`'s clock (the database's: `checkers.project_db.database_clock`; default `now`)."""
+    `lease_now`'s clock (the database's: `checkers.project_db.database_clock`; default `now`).
+    `queue`: the candidates the caller's last look left (a delivery run keeps one per receiver:
+    one look per CANDIDATES rows, not per row, which on a large backlog is most of the cost)."""
     lease_now = now if lease_now is None else lease_now
+    queue = [] if queue is None else queue
     for _ in range(10):  # candidates all taken by others meanwhile: look again
-        with engine.connect() as connection:
-            candidates = list(
-                connection.execute(
-                    sa.select(n.c.id)
-                    .where(n.c.receiver == receiver, _free(now, lease_now), _first_of_thread())
-                    .order_by(_urgency().desc(), n.c.incident_id, n.c.sequence)
-                    .limit(CANDIDATES)
-                ).scalars()
-            )
-        if not candidates:
+        if not queue:
+            with engine.connect() as connection:
+                queue.extend(
+                    connection.execute(
+                        sa.select(n.c.id)
+                        .where(n.c.receiver == receiver, _free(now, lease_now), _first_of_thread())
+                        .order_by(_urgency().desc(), n.c.incident_id, n.c.sequence)
+                        .limit(CANDIDATES)
+                    ).scalars()
+                )
+        if not queue:
             return None
-        for row_id in candidates:
-            claimed = _claim(engine, int(row_id), holder=holder, now=(now, lease_now), lease=lease)
+        while queue:
+            row_id = int(queue.pop(0))
+            claimed = _claim(engine, row_id, holder=holder, now=(now, lease_now), lease=lease)
             if claimed is not None:
                 return claimed
     return None
@@ -107,7 +113,7 @@ def claim_next(
 
 #: Rows read per look for claimable ones; a row is the first pending one of its thread for good
 #: (sequences only grow, rows never return to pending), so a candidate stays valid until taken.
-CANDIDATES = 10
+CANDIDATES = 100
 
 
 def _claim(
