@@ -64,8 +64,8 @@ class IncidentStore:
         self.connection = connection
 
     def open_incident(self, fingerprint: str) -> Incident | None:
-        row = self.connection.execute(_OPEN_INCIDENT, {"b_fingerprint": fingerprint})
-        row = row.mappings().first()
+        found = self.connection.execute(_OPEN_INCIDENT, {"b_fingerprint": fingerprint})
+        row = found.mappings().first()
         return None if row is None else incident_from_row(row)
 
     def open_of_checks(self, checks: Sequence[str]) -> dict[str, Incident]:

@@ -106,20 +106,15 @@ def delivery_ticks(directory: Path, ticks: int = 3) -> list[dict[str, int]]:
     rows = []
     for tick in range(ticks):
         now = NOW + dt.timedelta(minutes=15 * tick)
-        deliver_pending(engine, receivers, now)  # type: ignore[arg-type]
+        deliver_pending(engine, receivers, now)
+        critical = sa.case((notifications.c.level == int(AlertLevel.CRITICAL), ":c"), else_="")
         with engine.connect() as connection:
-            counts = dict(
-                connection.execute(
-                    sa.select(
-                        notifications.c.status.concat(
-                            sa.case(
-                                (notifications.c.level == int(AlertLevel.CRITICAL), ":c"), else_=""
-                            )
-                        ),
-                        sa.func.count(),
-                    ).group_by(1)
-                ).all()
+            found = connection.execute(
+                sa.select(notifications.c.status, critical, sa.func.count()).group_by(
+                    notifications.c.status, critical
+                )
             )
+            counts = {f"{status}{kind}": int(count) for status, kind, count in found}
         pending = counts.get("pending", 0) + counts.get("pending:c", 0)
         folded = counts.get("grouped", 0)
         rows.append(
