@@ -20,6 +20,7 @@ HEADINGS = {
     "policies": "`[policies.NAME]`",
     "silences": "`[[silences]]`",
     "failing_rows": "`[failing_rows]`",
+    "retention": "`[retention]`",
     **{f"receivers ({kind})": f'`type = "{kind}"`' for kind in RECEIVER_TYPES},
 }
 
