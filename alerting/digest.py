@@ -32,7 +32,19 @@ def capacity(messages_per_second: float | None, budget_s: float) -> int | None:
 def fold_backlog(engine: Engine, receiver: str, limit: int, lease_now: dt.datetime) -> int:
     """Fold `receiver`'s pending first notices below CRITICAL into one digest so that its
     backlog is at most `limit` rows (or as near as the CRITICALs and rows already under way
-    allow). Returns how many rows were folded into the digest (0: none)."""
+    allow). Returns how many rows were folded into the digest (0: none, also when a concurrent
+    deliverer folded or took one of them first: its transaction is then rolled back whole)."""
+    try:
+        return _fold(engine, receiver, limit, lease_now)
+    except _Raced:
+        return 0
+
+
+class _Raced(Exception):
+    """Another deliverer changed a row this digest was folding."""
+
+
+def _fold(engine: Engine, receiver: str, limit: int, lease_now: dt.datetime) -> int:
     with engine.begin() as connection:
         backlog = connection.execute(
             sa.select(sa.func.count()).where(n.c.receiver == receiver, n.c.status == "pending")
@@ -43,7 +55,7 @@ def fold_backlog(engine: Engine, receiver: str, limit: int, lease_now: dt.dateti
         folded = rows[max(0, len(rows) - (backlog - limit + 1)) :]  # the least urgent
         if len(folded) < 2:
             return 0
-        _write_digest(connection, folded[0], folded[1:])
+        _write_digest(connection, folded[0], folded[1:], lease_now)
         return len(folded) - 1
 
 
@@ -62,30 +74,40 @@ def _foldable(connection: Connection, receiver: str, lease_now: dt.datetime) -> 
                 n.c.steps_done == 0,
                 n.c.step_started.is_(None),
                 n.c.thread_incident_id.is_(None),
-                sa.or_(n.c.lease_until.is_(None), n.c.lease_until <= lease_now),
+                _unleased(lease_now),
             )
             .order_by(n.c.level.desc(), n.c.incident_id, n.c.sequence)
         )
     )
 
 
-def _write_digest(connection: Connection, root: sa.Row, members: list[sa.Row]) -> None:
+def _unleased(lease_now: dt.datetime) -> sa.ColumnElement[bool]:
+    return sa.or_(n.c.lease_until.is_(None), n.c.lease_until <= lease_now)
+
+
+def _write_digest(
+    connection: Connection, root: sa.Row, members: list[sa.Row], lease_now: dt.datetime
+) -> None:
     digest = Notification.from_json(root.payload)
     for row in members:
         member = Notification.from_json(row.payload)
         digest = with_member(digest, member, headline(member))
         # a group's root folded: its own members stay listed
         digest = replace(digest, members=(*digest.members, *member.members))
-    connection.execute(
+    still_pending = sa.and_(n.c.status == "pending", _unleased(lease_now))
+    changed = connection.execute(
         n.update()
-        .where(n.c.id == root.id)
+        .where(n.c.id == root.id, still_pending)
         .values(payload=digest.to_json(), level=int(digest.level))
-    )
-    connection.execute(
+    ).rowcount
+    ids = [row.id for row in members]
+    changed += connection.execute(
         n.update()
-        .where(n.c.id.in_([row.id for row in members]))
+        .where(n.c.id.in_(ids), still_pending)
         .values(status="grouped", thread_incident_id=root.incident_id)
-    )
+    ).rowcount
+    if changed != len(ids) + 1:  # compare-and-swap: all of them, or none
+        raise _Raced()
 
 
 __all__ = ["capacity", "fold_backlog"]
