@@ -116,7 +116,8 @@ class ApproxCountDistinct(_Sketch):
         return HllState.zero(self.lg_k)
 
     def compute_value(self, state: HllState) -> float:  # type: ignore[override]
-        return state.estimate()
+        # A count of distinct values is whole: Deequ rounds its estimate (Math.round) too.
+        return float(math.floor(state.estimate() + 0.5))
 
 
 class _Quantiles(_Sketch):
