@@ -225,6 +225,12 @@ class FrequencyView:
     count: Column  # how many source rows have this key
     key_names: dict[str, str]  # source column name -> its column in the frequency table
     name_prefix: str  # unique prefix for window columns of this analyzer
+    by: tuple[str, ...] = ()  # segment columns: windows partition by these too
+
+    def window_partition(self) -> list[Column]:
+        """What window functions partition by: the set (its name is the table's `__dq_set`)
+        and the segment columns."""
+        return [F.col("__dq_set"), *[F.col(b) for b in self.by]]
 
     def key(self, name: str) -> Column:
         return F.col(self.key_names[name])

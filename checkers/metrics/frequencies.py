@@ -315,7 +315,7 @@ class MutualInformation(_Frequencies):
         counted = F.when(self._pairs(view), view.count)
         return {
             f"{view.name_prefix}_m{i}": F.sum(counted).over(
-                Window.partitionBy(F.col(SET_ID), view.key(name))
+                Window.partitionBy(*view.window_partition(), view.key(name))
             )
             for i, name in enumerate(self.columns)
         }
