@@ -91,7 +91,9 @@ def store(tmp_path) -> PartitionStore:
 
 
 def _run(spark, checks, store):
-    return count_jobs(spark, lambda: evaluate_checks(checks, spark=spark, now=NOW, partitions=store))
+    return count_jobs(
+        spark, lambda: evaluate_checks(checks, spark=spark, now=NOW, partitions=store)
+    )
 
 
 def test_a_first_run_over_60_partitions_takes_no_more_jobs_than_over_6(spark, tmp_path, store):
@@ -107,9 +109,7 @@ def test_a_first_run_over_60_partitions_takes_no_more_jobs_than_over_6(spark, tm
     assert jobs[60] <= jobs[6], jobs
 
 
-def test_one_new_partition_costs_at_most_4_jobs_and_equals_a_recomputation(
-    spark, tmp_path, store
-):
+def test_one_new_partition_costs_at_most_4_jobs_and_equals_a_recomputation(spark, tmp_path, store):
     root = tmp_path / "lake"
     lake(root, 6)
     checks = _checks(root, "floor")
