@@ -295,6 +295,7 @@ class _Views:
         metrics: dict[Analyzer, Metric] = {}
         for (s, analyzer, _), (start, size) in zip(self.views, self.slices, strict=True):
             row = rows.get(s.set_id)
+            values: list[object]
             if row is None:
                 found, values = FrequencySummary(), [None] * size
             else:

@@ -78,14 +78,14 @@ def segment_metrics(
     frequency = [a for a in analyzers if isinstance(a, FrequencyAnalyzer)]
     if frequency:
         try:
-            found, used = _frequency(frame, frequency, max_segments)
+            by_key, used = _frequency(frame, frequency, max_segments)
         except TooManySegmentsError:
             return {}, _too_many(analyzers, columns, max_segments), actions + 1
         except Exception as exc:
-            found, used = {}, 1
+            by_key, used = {}, 1
             whole.update({a: Metric(a, error=f"{a!r}: {describe_failure(exc)}") for a in frequency})
         actions += used
-        for key, metrics in found.items():
+        for key, metrics in by_key.items():
             per_segment.setdefault(key, {}).update(metrics)
         for analyzer in frequency:
             whole.setdefault(
