@@ -14,13 +14,13 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from checkers.metrics import _grouping
-from checkers.metrics.frequencies import SET_ID, FrequencyState
+from checkers.metrics.frequencies import SET_ID, StoredTable, key_column
 
 #: The partition's position among those written, a directory level of the staged table: plain
 #: digits, so no partition key needs escaping in a path.
 POSITION = "__dq_position"
 
-PartitionTables = dict[str, dict[_grouping.GroupingSet, FrequencyState]]
+PartitionTables = dict[str, dict[_grouping.GroupingSet, StoredTable]]
 
 
 def movable(locations: Mapping[str, str]) -> bool:
@@ -38,7 +38,8 @@ def write_partition_tables(
     stack_size: int | None,
 ) -> PartitionTables:
     """Each partition's frequency state per set, stored at `locations[partition]` (local
-    directories), from one Spark job over `df` whose `column` holds the partition key."""
+    directories), from one Spark job over `df` whose `column` holds the partition key. The
+    tables are left unopened: the states are saved and merged from their locations."""
     table = _grouping.frequency_table(df, sets, layout, stack_size=stack_size, by=(column,))
     schema = table.drop(column).schema.json()
     positions = {partition: i for i, partition in enumerate(locations)}
@@ -54,12 +55,25 @@ def write_partition_tables(
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return {
-        partition: {
-            s: FrequencyState.read(s.columns, location, s.set_id, layout[s.set_id], schema)
-            for s in sets
-        }
+        partition: {s: _stored(s, location, layout[s.set_id], schema) for s in sets}
         for partition, location in locations.items()
     }
+
+
+def _stored(
+    grouping: _grouping.GroupingSet, location: str, stored_keys: tuple[str, ...], schema: str
+) -> StoredTable:
+    """What FrequencyState.read(...).to_payload() would give, without opening the table."""
+    names = stored_keys or tuple(key_column(i) for i in range(len(grouping.columns)))
+    return StoredTable(
+        {
+            "columns": list(grouping.columns),
+            "location": location,
+            "set_id": grouping.set_id,
+            "stored_keys": list(names),
+            "table_schema": schema,
+        }
+    )
 
 
 def _move(part: Path, target: Path) -> None:

@@ -18,7 +18,6 @@ from checkers.metrics._analyzer import (
     FrequencyAnalyzer,
     OwnPassAnalyzer,
     ScanShareableAnalyzer,
-    State,
 )
 from checkers.metrics._partition_tables import movable, write_partition_tables
 from checkers.metrics._scan import run_scan
@@ -31,7 +30,7 @@ from checkers.metrics.runner import (
     split_by_schema,
 )
 from checkers.metrics.standalone import QueryAnalyzer, SchemaAnalyzer
-from checkers.metrics.state_stores import FrequencyTableStore
+from checkers.metrics.state_stores import FrequencyTableStore, LoadedState
 
 
 def has_partition_states(analyzer: Analyzer) -> bool:
@@ -43,9 +42,10 @@ def has_partition_states(analyzer: Analyzer) -> bool:
 @dataclass
 class PartitionedAnalysis:
     """Each partition's states (every requested partition present, zero states when it has no
-    rows), the analyzers that could not be computed and why, and the Spark actions taken."""
+    rows; frequency tables stored by one query left unopened), the analyzers that could not be
+    computed and why, and the Spark actions taken."""
 
-    states: dict[str, dict[Analyzer, State]]
+    states: dict[str, dict[Analyzer, LoadedState]]
     errors: dict[Analyzer, str] = field(default_factory=dict)
     spark_actions: int = 0
 
@@ -121,10 +121,10 @@ def _frequency_states(
                 result.spark_actions += 1
             else:
                 result.spark_actions += 1
-                for partition, per_set in tables.items():
+                for partition, unopened in tables.items():
                     for s in sets:
                         for analyzer in s.analyzers:
-                            result.states[partition][analyzer] = per_set[s]
+                            result.states[partition][analyzer] = unopened[s]
                 return
     for partition, found in result.states.items():
         rows = df if len(result.states) == 1 else df.where(F.col(column) == F.lit(partition))

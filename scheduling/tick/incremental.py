@@ -32,7 +32,6 @@ from checkers.metrics import (
     Metric,
     ScanShareableAnalyzer,
     Size,
-    State,
 )
 from checkers.metrics.differential import metrics_from_states
 from checkers.metrics.partitioned import analyze_partitions
@@ -268,7 +267,7 @@ def evaluate_partitions(
 ) -> list[CheckerResult]:
     """Results of incremental checks, in order. Plans over the same data share one grouped pass
     for their counts, moments and sketches; each check's frequency tables are its own."""
-    fresh: dict[int, dict[str, dict[Analyzer, State]]] = {i: {} for i in range(len(works))}
+    fresh: dict[int, dict[str, dict[Analyzer, LoadedState]]] = {i: {} for i in range(len(works))}
     errors: dict[int, dict[Analyzer, str]] = {i: {} for i in range(len(works))}
     actions = dict.fromkeys(range(len(works)), 0)
     by_frame: dict[int, list[int]] = {}
@@ -284,7 +283,7 @@ def _read_changed(
     works: Sequence[PartitionWork],
     indexes: list[int],
     store: PartitionStore,
-    fresh: dict[int, dict[str, dict[Analyzer, State]]],
+    fresh: dict[int, dict[str, dict[Analyzer, LoadedState]]],
     errors: dict[int, dict[Analyzer, str]],
     actions: dict[int, int],
 ) -> None:
@@ -333,7 +332,7 @@ def _read_changed(
 
 def _finish(
     work: PartitionWork,
-    fresh: dict[str, dict[Analyzer, State]],
+    fresh: dict[str, dict[Analyzer, LoadedState]],
     errors: dict[Analyzer, str],
     actions: int,
     store: PartitionStore,
@@ -386,7 +385,9 @@ def _finish(
 
 
 def _record_partitions(
-    work: PartitionWork, fresh: Mapping[str, Mapping[Analyzer, State]], analyzers: list[Analyzer]
+    work: PartitionWork,
+    fresh: Mapping[str, Mapping[Analyzer, LoadedState]],
+    analyzers: list[Analyzer],
 ) -> None:
     """A metric checker with a history saves each new partition's own metrics there (Wikimedia's
     partition_id and partition_ts), and judges per-partition anomalies on the newest one."""

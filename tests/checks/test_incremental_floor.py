@@ -6,6 +6,7 @@ partition for the counts and sketches, one query for every partition's frequency
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -84,20 +85,13 @@ def _checks(root: Path, suffix: str) -> list[type[QualityCheck]]:
     return [ShortDelays, FlightSuite]
 
 
-@pytest.fixture
-def store(tmp_path) -> PartitionStore:
-    engine = sa.create_engine(f"sqlite:///{tmp_path / 'dq.db'}")
-    migrate(engine)
-    return PartitionStore(engine, tmp_path / "states")
-
-
 def _run(spark, checks, store):
     return count_jobs(
         spark, lambda: evaluate_checks(checks, spark=spark, now=NOW, partitions=store)
     )
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def listing_on_the_driver(spark):
     """Spark lists more than 32 paths with a job of its own (one, however many paths): listed on
     the driver here, so the counts compare our passes alone."""
@@ -108,26 +102,43 @@ def listing_on_the_driver(spark):
     spark.conf.set(key, before)
 
 
-@pytest.mark.usefixtures("listing_on_the_driver")
-def test_a_first_run_over_60_partitions_takes_no_more_jobs_than_over_6(spark, tmp_path, store):
-    jobs = {}
+@dataclass
+class FirstRuns:
+    """The first runs over 6 and 60 days (written once per module), their outcomes and jobs,
+    the store they filled and where the 6 days lie."""
+
+    outcomes: dict[int, list]
+    jobs: dict[int, int]
+    store: PartitionStore
+    lake6: Path
+    checks6: list[type[QualityCheck]]
+
+
+@pytest.fixture(scope="module")
+def first_runs(spark, tmp_path_factory, listing_on_the_driver) -> FirstRuns:
+    root = tmp_path_factory.mktemp("floor")
+    engine = sa.create_engine(f"sqlite:///{root / 'dq.db'}")
+    migrate(engine)
+    store = PartitionStore(engine, root / "states")
+    outcomes, jobs, checks = {}, {}, {}
     for days in (6, 60):
-        root = tmp_path / f"lake{days}"
-        lake(root, days)
-        checks = _checks(root, str(days))
-        outcomes, jobs[days] = _run(spark, checks, store)
+        lake(root / f"lake{days}", days)
+        checks[days] = _checks(root / f"lake{days}", str(days))
+        outcomes[days], jobs[days] = _run(spark, checks[days], store)
+    return FirstRuns(outcomes, jobs, store, root / "lake6", checks[6])
+
+
+def test_a_first_run_over_60_partitions_takes_no_more_jobs_than_over_6(first_runs):
+    for days, outcomes in first_runs.outcomes.items():
         assert all(o.error is None for o in outcomes), [o.error for o in outcomes]
         assert [o.reading["partitions_read"] for o in outcomes] == [days, days]
         assert outcomes[0].failing == 3
-    assert jobs[60] <= jobs[6], jobs
+    assert first_runs.jobs[60] <= first_runs.jobs[6], first_runs.jobs
 
 
-def test_one_new_partition_costs_at_most_4_jobs_and_equals_a_recomputation(spark, tmp_path, store):
-    root = tmp_path / "lake"
-    lake(root, 6)
-    checks = _checks(root, "floor")
-    evaluate_checks(checks, spark=spark, now=NOW, partitions=store)
-    write_day(root, START + dt.timedelta(days=6), day_frame(6))
+def test_one_new_partition_costs_at_most_4_jobs_and_equals_a_recomputation(spark, first_runs):
+    checks, store = first_runs.checks6, first_runs.store
+    write_day(first_runs.lake6, START + dt.timedelta(days=6), day_frame(6))
     outcomes, jobs = _run(spark, checks, store)
     assert [o.reading["partitions_read"] for o in outcomes] == [1, 1]
     assert jobs <= 4, jobs

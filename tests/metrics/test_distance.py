@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pyspark.sql import functions as F
 
 from checkers.metrics import ApproxQuantile
 from checkers.metrics.distance import (
@@ -22,18 +23,21 @@ DAYS = [f"2013-01-{d:02d}" for d in range(1, 33)]  # 32 days: the last one is sh
 
 @pytest.fixture(scope="module")
 def stored_days(spark):
-    generator = np.random.default_rng(7)
-    rows = [
-        (day, float(delay + (25.0 if day == DAYS[-1] else 0.0)))
-        for day in DAYS
-        for delay in generator.normal(5.0, 20.0, 300)
-    ]
-    df = spark.createDataFrame(rows, "day string, arr_delay double")
+    """300 normal delays a day (mean 5, sd 20) drawn in Spark from a fixed seed, the last day's
+    shifted by 25: no rows travel from Python."""
+    per_day = 300
+    day = F.element_at(F.array(*map(F.lit, DAYS)), (F.col("id") % len(DAYS) + 1).cast("int"))
+    shift = F.when(day == DAYS[-1], 25.0).otherwise(0.0)
+    df = spark.range(
+        0, per_day * len(DAYS), 1, 1
+    ).select(  # one slice: the seeded draw is reproducible
+        day.alias("day"), (F.randn(7) * 20.0 + 5.0 + shift).alias("arr_delay")
+    )
     median = ApproxQuantile("arr_delay", 0.5)
     found = analyze_partitions(df, [median], DAYS, column="day")
     store = InMemoryStateStore()
-    for day, states in found.states.items():
-        store.save("flights", day, states)
+    for key, states in found.states.items():
+        store.save("flights", key, states)
     return store, median
 
 
