@@ -9,8 +9,12 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from checkers.levels import AlertLevel
+
+if TYPE_CHECKING:
+    from checkers.metrics.agreement import Agreement
 
 #: One failing element, column name -> JSON-safe value.
 SampleRow = dict[str, object]
@@ -67,6 +71,9 @@ class CheckOutcome:
     failing_keys_distinct: int | None = None
     failing_keys_approximate: bool = False
     metrics: Mapping[str, object] = field(default_factory=dict)
+    #: For a metric answered by a sketch, the values a recomputation from scratch may give
+    #: (`checkers.metrics.agreement`); the drift guard compares by them. Not recorded.
+    agreements: Mapping[str, Agreement] = field(default_factory=dict, metadata={"recorded": False})
     started_at: dt.datetime | None = None
     finished_at: dt.datetime | None = None
     timings: Mapping[str, float] = field(default_factory=dict)
@@ -135,6 +142,8 @@ class CheckOutcome:
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         for f in fields(self):
+            if not f.metadata.get("recorded", True):
+                continue
             value = getattr(self, f.name)
             if isinstance(value, AlertLevel):
                 value = value.name

@@ -15,9 +15,8 @@ from checkers.outcome import CheckOutcome
 from checks.base import QualityCheck
 from scheduling.settings import Settings
 
-#: Sketch metrics (HLL distinct counts, KLL quantiles) of merged partitions may differ from a
-#: sketch of the whole by their error bound; they are compared within this relative distance.
-APPROXIMATE_RELATIVE = 0.05
+#: Metrics from merged exact states equal a recomputation up to the order floats were added in.
+EXACT_RELATIVE = 1e-9
 _COMPARED = ("status", "level", "failing", "total", "unexcused", "error")
 
 
@@ -42,9 +41,18 @@ def _close(a: object, b: object, relative: float) -> bool:
     return a == b
 
 
+def _agree(key: str, incremental: CheckOutcome, full: CheckOutcome) -> bool:
+    """Whether a metric answered by a sketch is within what its analyzer states a recomputation
+    may answer: the incremental value within the fresh sketch's bounds, or the fresh value
+    within the merged sketch's (each bound is the analyzer's documented error)."""
+    a, b = incremental.metrics.get(key), full.metrics.get(key)
+    fresh, merged = full.agreements.get(key), incremental.agreements.get(key)
+    return bool((fresh and fresh.admits(a)) or (merged and merged.admits(b)))
+
+
 def differences(incremental: CheckOutcome, full: CheckOutcome) -> list[str]:
     """What differs between two outcomes of one check: counts, status, level, error, metrics
-    (sketch metrics, whose names say Approx, within APPROXIMATE_RELATIVE)."""
+    (exactly, or a sketch's answer within the error its analyzer states: `Analyzer.agreement`)."""
     found = [
         f"{name}: incremental {a!r}, from scratch {b!r}"
         for name in _COMPARED
@@ -52,9 +60,10 @@ def differences(incremental: CheckOutcome, full: CheckOutcome) -> list[str]:
     ]
     for key in sorted(set(incremental.metrics) | set(full.metrics)):
         a, b = incremental.metrics.get(key), full.metrics.get(key)
-        relative = APPROXIMATE_RELATIVE if "Approx" in key else 1e-9
-        if not _close(a, b, relative):
-            found.append(f"metric {key}: incremental {a!r}, from scratch {b!r}")
+        if not _close(a, b, EXACT_RELATIVE) and not _agree(key, incremental, full):
+            stated = full.agreements.get(key) or incremental.agreements.get(key)
+            beyond = f" (beyond {stated.why})" if stated else ""
+            found.append(f"metric {key}: incremental {a!r}, from scratch {b!r}{beyond}")
     return found
 
 

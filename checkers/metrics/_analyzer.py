@@ -20,6 +20,7 @@ from checkers.metrics._metric import (
     MetricValue,
 )
 from checkers.metrics._schema import resolve_type, type_name
+from checkers.metrics.agreement import Agreement
 
 S = TypeVar("S", bound="State")
 
@@ -109,9 +110,15 @@ class Analyzer(ABC):
 
     def metric_from_state(self, state: State) -> Metric:
         try:
-            return Metric(self, value=self.compute_value(state))
+            return Metric(self, value=self.compute_value(state), agreement=self.agreement(state))
         except MetricComputationError as exc:
             return Metric(self, error=str(exc), empty=isinstance(exc, EmptyStateError))
+
+    def agreement(self, state: State) -> Agreement | None:
+        """How a recomputation of the same data from scratch may answer, given the (merged)
+        `state`: None when exactly the same (counts, sums, frequency tables); a sketch says
+        within its documented error."""
+        return None
 
     def __repr__(self) -> str:
         fields = [f"{k}={v!r}" for k, v in vars(self).items() if v not in (None, ())]
