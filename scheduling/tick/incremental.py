@@ -34,6 +34,7 @@ from checkers.metrics import (
     Size,
 )
 from checkers.metrics.differential import metrics_from_states
+from checkers.metrics.partition_drift import metrics_across_partitions
 from checkers.metrics.partitioned import analyze_partitions
 from checkers.metrics.state_stores import LoadedState
 from checkers.parsers import PARTITION_COLUMN, Parser, Partition, PartitionColumn, SourceError
@@ -373,6 +374,9 @@ def _finish(
     except Exception as exc:
         found, more = {a: Metric(a, error=describe_failure(exc)) for a in computable}, 1
     metrics.update(found)
+    ordered = sorted(partitions.scope, key=partition_order)  # oldest first: the newest compared
+    parts = [fresh.get(p.key) or partitions.stored.get(p.key) or {} for p in ordered]
+    metrics.update(metrics_across_partitions(computable, parts))
     result = work.plan.finish(metrics)
     result.spark_actions = actions + more
     read = sum(getattr(fresh[p.key].get(Size()), "num_matches", 0) for p in partitions.changed)
