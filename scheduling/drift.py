@@ -1,8 +1,8 @@
 """The drift guard (`dq run --full`): an incremental check's outcome, built from stored partition
 states, against a recomputation of the same partitions from scratch in one ordinary pass. A
 difference means the stored states no longer describe the data (a change the fingerprints did
-not see, or a bug): it is reported, and the check's stored partitions are forgotten so that the
-next run reads them all again."""
+not see, or a bug): it is reported, and the stored partitions whose states differ from the data's
+are forgotten so that the next run reads them again (`stale_partitions.py`)."""
 
 from __future__ import annotations
 
@@ -28,6 +28,8 @@ class DriftReport:
     incremental: CheckOutcome
     full: CheckOutcome
     differences: tuple[str, ...]
+    #: The stored partitions forgotten because their states differ from the data's.
+    forgotten: tuple[str, ...] = ()
 
 
 def _close(a: object, b: object, relative: float) -> bool:
@@ -76,7 +78,9 @@ def guard(
     spark: object | None = None,
 ) -> list[DriftReport]:
     """Recompute the incremental ones of `checks` (whose recorded outcomes of this run are
-    `incremental`) from scratch and compare; a check that drifted forgets its stored partitions."""
+    `incremental`) from scratch and compare; a check that drifted forgets its stored partitions
+    whose states differ from the data's."""
+    from scheduling.stale_partitions import stale_partitions
     from scheduling.tick.evaluate import evaluate_checks
 
     chosen = [c for c in checks if c.incremental is not None]
@@ -98,7 +102,9 @@ def guard(
         if mine is None:
             continue  # another run held the window: nothing of ours to compare
         found = tuple(differences(mine, scratch))
+        stale: list[str] = []
         if found and store is not None:
-            store.forget(check.name, store.known(check.name))
-        reports.append(DriftReport(check.name, mine, scratch, found))
+            stale = stale_partitions(check, store, now=now, settings=settings, spark=spark)
+            store.forget(check.name, stale)
+        reports.append(DriftReport(check.name, mine, scratch, found, tuple(sorted(stale))))
     return reports
