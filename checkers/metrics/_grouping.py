@@ -337,7 +337,7 @@ def segmented_frequency_metrics(
     rows: dict[tuple[object, ...], dict[int, list[object]]] = {}
     for row in collected:
         values = list(row)
-        rows.setdefault(tuple(values[:width]), {})[values[width]] = values[width + 1 :]  # type: ignore[index]
+        rows.setdefault(tuple(values[:width]), {})[values[width]] = values[width + 1 :]
     return {segment: views.metrics(found) for segment, found in rows.items()}, 1
 
 

@@ -29,7 +29,7 @@ class KsDrift(_Quantiles):
     column: str
     window: int = DEFAULT_WINDOW
     robust: bool = True
-    where: str | None = None  # type: ignore[assignment]
+    where: str | None = None
     k: int = DEFAULT_KLL_K
 
     def __post_init__(self) -> None:
