@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 from checkers._keys import key_columns, quoted
 from checkers.errors import describe_failure
 from checkers.metrics import Analyzer, CountWhere, Metric, run_analysis
+from checkers.metrics.agreement import Agreement
 from checkers.outcome import SampleRow, json_safe
 from checkers.sample_limits import IN_FILE, bounded_rows
 from checkers.tolerances import KnownBroken, Tolerance
@@ -35,6 +36,8 @@ class CheckerResult:
     unexcused: int = 0
     rows: int | None = None
     metrics: dict[str, object] = field(default_factory=dict)
+    #: How a recomputation may answer each metric a sketch answered (CheckOutcome.agreements).
+    agreements: dict[str, Agreement] = field(default_factory=dict)
     error: str | None = None
     spark_actions: int = 0
     #: What the run read: `rows_read`, and for incremental checks `partitions_read` (new or

@@ -9,6 +9,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from checkers.levels import AlertLevel
 from checkers.sample_limits import (
@@ -19,6 +20,9 @@ from checkers.sample_limits import (
     bounded_value,
     cut_text,
 )
+
+if TYPE_CHECKING:
+    from checkers.metrics.agreement import Agreement
 
 #: One failing element, column name -> JSON-safe value.
 SampleRow = dict[str, object]
@@ -75,6 +79,9 @@ class CheckOutcome:
     failing_keys_distinct: int | None = None
     failing_keys_approximate: bool = False
     metrics: Mapping[str, object] = field(default_factory=dict)
+    #: For a metric answered by a sketch, the values a recomputation from scratch may give
+    #: (`checkers.metrics.agreement`); the drift guard compares by them. Not recorded.
+    agreements: Mapping[str, Agreement] = field(default_factory=dict, metadata={"recorded": False})
     started_at: dt.datetime | None = None
     finished_at: dt.datetime | None = None
     timings: Mapping[str, float] = field(default_factory=dict)
@@ -145,6 +152,8 @@ class CheckOutcome:
         keys cut at CELL_CHARS, the sample at SAMPLE_BYTES, the error at ERROR_CHARS."""
         out: dict[str, object] = {}
         for f in fields(self):
+            if not f.metadata.get("recorded", True):
+                continue
             value = getattr(self, f.name)
             if isinstance(value, AlertLevel):
                 value = value.name

@@ -78,6 +78,7 @@ from checkers.metrics.moments import (
     SumState,
     Variance,
 )
+from checkers.metrics.partition_drift import KsDrift
 from checkers.metrics.predictability import Predictability, PredictabilityState
 from checkers.metrics.ratio_of_sums import RatioOfSums, RatioOfSumsState
 from checkers.metrics.runner import AnalysisResult, SketchPlan, run_analysis
@@ -147,6 +148,7 @@ __all__ = [
     "InMemoryStateStore",
     "InterquartileRange",
     "KllState",
+    "KsDrift",
     "Kurtosis",
     "MaxLength",
     "MaxState",

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from checkers.metrics._analyzer import Analyzer
+    from checkers.metrics.agreement import Agreement
 
 #: A number, or a mapping for distributions (histograms, quantile sets, type shares).
 MetricValue = float | dict[str, object]
@@ -38,6 +39,8 @@ class Metric:
     error: str | None = None
     #: The error is an empty state: no rows (or no non-NULL values) reached the analyzer.
     empty: bool = False
+    #: A sketch's answer: the values a recomputation from scratch may give (None: exactly this).
+    agreement: Agreement | None = None
 
     @property
     def ok(self) -> bool:

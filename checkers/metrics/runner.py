@@ -24,6 +24,7 @@ from checkers.metrics._analyzer import (
 from checkers.metrics._metric import Metric
 from checkers.metrics._scan import run_scan
 from checkers.metrics.frequencies import FrequencyState, read_parquet
+from checkers.metrics.segments import MAX_SEGMENTS, Segment, SegmentMetrics, segment_metrics
 from checkers.metrics.standalone import run_standalone
 from checkers.metrics.state_stores import FrequencyTableStore, StateStore
 
@@ -45,6 +46,13 @@ class AnalysisResult:
     metrics: dict[Analyzer, Metric]
     states: dict[Analyzer, State] = field(default_factory=dict)
     spark_actions: int = 0
+    #: With `segment_by`: each segment's metrics, keyed by the segment's value.
+    by_segment: SegmentMetrics = field(default_factory=dict)
+
+    def segments(self, analyzer: Analyzer) -> dict[Segment, Metric]:
+        """`{segment value: Metric}` of a run with `segment_by` (a tuple of values for several
+        segment columns); a segment without rows is absent."""
+        return {s: found[analyzer] for s, found in self.by_segment.items() if analyzer in found}
 
     def metric(self, analyzer: Analyzer) -> Metric:
         try:
@@ -89,12 +97,17 @@ def _reads_columnar_files(df: DataFrame) -> bool:
     return bool(files) and all(f.lower().endswith(COLUMNAR_SUFFIXES) for f in files)
 
 
+def _scan_passes_split(plan: SketchPlan, columnar: bool) -> bool:
+    """Whether sketches get a pass of their own."""
+    return plan is SketchPlan.SEPARATE or (plan is SketchPlan.AUTO and columnar)
+
+
 def _scan_passes(
     analyzers: list[ScanShareableAnalyzer], plan: SketchPlan, columnar: bool
 ) -> list[list[ScanShareableAnalyzer]]:
     sketches = [a for a in analyzers if a.is_sketch]
     declarative = [a for a in analyzers if not a.is_sketch]
-    separate = plan is SketchPlan.SEPARATE or (plan is SketchPlan.AUTO and columnar)
+    separate = _scan_passes_split(plan, columnar)
     passes = [declarative, sketches] if separate else [declarative + sketches]
     return [p for p in passes if p]
 
@@ -108,8 +121,14 @@ def run_analysis(
     partition: str | None = None,
     aggregate_with: Mapping[Analyzer, State] | None = None,
     sketch_plan: SketchPlan = SketchPlan.AUTO,
+    segment_by: Sequence[str] = (),
+    max_segments: int = MAX_SEGMENTS,
 ) -> AnalysisResult:
     """Compute every analyzer's metric over `df` in as few Spark passes as possible.
+
+    With `segment_by`, scan-shareable and frequency analyzers are also computed for each value
+    of those columns, in the same passes (`result.segments(analyzer)`); more than
+    `max_segments` segments make every metric an error (segments.py).
 
     With `state_store`, `dataset` and `partition`, the states of `df` are stored as that
     partition's (replacing earlier ones); metrics are those of `df` merged with `aggregate_with`.
@@ -123,6 +142,15 @@ def run_analysis(
     unique = _unique(analyzers)
     runnable, problems = split_by_schema(unique, df.schema)
     metrics: dict[Analyzer, Metric] = {a: Metric(a, error=e) for a, e in problems.items()}
+    if segment_by:
+        if state_store is not None or aggregate_with:
+            raise ValueError("segment_by does not store or merge states (yet): drop one")
+        separate = _scan_passes_split(sketch_plan, _reads_columnar_files(df))
+        by_segment, whole, used = segment_metrics(
+            df, runnable, segment_by, max_segments=max_segments, separate_sketches=separate
+        )
+        metrics.update(whole)
+        return AnalysisResult({a: metrics[a] for a in unique}, {}, used, by_segment)
     states: dict[Analyzer, State] = {}
     actions = 0
     previous = dict(aggregate_with or {})

@@ -39,7 +39,12 @@ def drift_lines(drift: DriftCheck) -> list[str]:
             continue
         lines.append(f"  {report.check}: DRIFT, the stored states no longer match the data:")
         lines += [f"    {line}" for line in report.differences]
-        lines.append("    its stored partitions are forgotten: the next run reads them all again")
+        stale = ", ".join(report.forgotten) or "none"
+        lines.append(
+            f"    its stored partitions are forgotten where they differ from the data "
+            f"({len(report.forgotten)} of {report.full.reading.get('partitions', 0)}: {stale}): "
+            "the next run reads them again"
+        )
     return lines
 
 
@@ -120,7 +125,10 @@ def run_document(
         "pending_notifications": list(pending),
         "spooled": [o.check for o in report.spooled],
         "database_error": report.database_error,
-        "drift": [{"check": r.check, "differences": list(r.differences)} for r in found.reports],
+        "drift": [
+            {"check": r.check, "differences": list(r.differences), "forgotten": list(r.forgotten)}
+            for r in found.reports
+        ],
         "passes": [_pass_entry(p) for p in report.passes],
         # seconds per stage of the tick, in order (scheduling/tick/pipeline.py STAGES)
         "timings": {stage: round(spent, 4) for stage, spent in report.timings.items()},

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
 
+from checkers.cancellation import job_tag, tagged
 from checkers.checker import (
     CONFIGURATION_ERROR,
     Checker,
@@ -195,7 +196,14 @@ def _attach_sources(item: Pending, loaded: Mapping[Parser, Loaded]) -> None:
 def run_engine(evaluation: Evaluation) -> None:
     """Every checker's result. Checkers over the same data (the same source read the same way)
     share one engine pass; text sources also get a scan of every column, in that pass when a
-    checker reads the raw source. Incremental checks read their new and changed partitions."""
+    checker reads the raw source. Incremental checks read their new and changed partitions.
+    Their Spark jobs carry one tag (`checkers.cancellation`), by which they can be cancelled."""
+    names = "+".join(i.check.name for i in evaluation.items)
+    with tagged(evaluation.session, job_tag(f"checks-{names}")):
+        _run_engine(evaluation)
+
+
+def _run_engine(evaluation: Evaluation) -> None:
     scans = {
         parser: FullScanChecker(source.frame, parser.describe())
         for parser, source in evaluation.loaded.items()

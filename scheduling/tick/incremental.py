@@ -32,9 +32,9 @@ from checkers.metrics import (
     Metric,
     ScanShareableAnalyzer,
     Size,
-    State,
 )
 from checkers.metrics.differential import metrics_from_states
+from checkers.metrics.partition_drift import metrics_across_partitions
 from checkers.metrics.partitioned import analyze_partitions
 from checkers.metrics.state_stores import LoadedState
 from checkers.parsers import PARTITION_COLUMN, Parser, Partition, PartitionColumn, SourceError
@@ -268,7 +268,7 @@ def evaluate_partitions(
 ) -> list[CheckerResult]:
     """Results of incremental checks, in order. Plans over the same data share one grouped pass
     for their counts, moments and sketches; each check's frequency tables are its own."""
-    fresh: dict[int, dict[str, dict[Analyzer, State]]] = {i: {} for i in range(len(works))}
+    fresh: dict[int, dict[str, dict[Analyzer, LoadedState]]] = {i: {} for i in range(len(works))}
     errors: dict[int, dict[Analyzer, str]] = {i: {} for i in range(len(works))}
     actions = dict.fromkeys(range(len(works)), 0)
     by_frame: dict[int, list[int]] = {}
@@ -284,7 +284,7 @@ def _read_changed(
     works: Sequence[PartitionWork],
     indexes: list[int],
     store: PartitionStore,
-    fresh: dict[int, dict[str, dict[Analyzer, State]]],
+    fresh: dict[int, dict[str, dict[Analyzer, LoadedState]]],
     errors: dict[int, dict[Analyzer, str]],
     actions: dict[int, int],
 ) -> None:
@@ -333,7 +333,7 @@ def _read_changed(
 
 def _finish(
     work: PartitionWork,
-    fresh: dict[str, dict[Analyzer, State]],
+    fresh: dict[str, dict[Analyzer, LoadedState]],
     errors: dict[Analyzer, str],
     actions: int,
     store: PartitionStore,
@@ -374,6 +374,9 @@ def _finish(
     except Exception as exc:
         found, more = {a: Metric(a, error=describe_failure(exc)) for a in computable}, 1
     metrics.update(found)
+    ordered = sorted(partitions.scope, key=partition_order)  # oldest first: the newest compared
+    parts = [fresh.get(p.key) or partitions.stored.get(p.key) or {} for p in ordered]
+    metrics.update(metrics_across_partitions(computable, parts))
     result = work.plan.finish(metrics)
     result.spark_actions = actions + more
     read = sum(getattr(fresh[p.key].get(Size()), "num_matches", 0) for p in partitions.changed)
@@ -386,7 +389,9 @@ def _finish(
 
 
 def _record_partitions(
-    work: PartitionWork, fresh: Mapping[str, Mapping[Analyzer, State]], analyzers: list[Analyzer]
+    work: PartitionWork,
+    fresh: Mapping[str, Mapping[Analyzer, LoadedState]],
+    analyzers: list[Analyzer],
 ) -> None:
     """A metric checker with a history saves each new partition's own metrics there (Wikimedia's
     partition_id and partition_ts), and judges per-partition anomalies on the newest one."""

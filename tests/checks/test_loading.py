@@ -13,12 +13,14 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from pyspark.sql import functions as F
 
 from checkers import PredicateSingleDatasetChecker, Status
 from checkers.parsers import CallableParser
 from checks import QualityCheck
 from scheduling.tick.evaluate import evaluate_checks
 from scheduling.tick.sources import load_sources
+from tests.polling import wait_for
 
 # Sources load concurrently through one Connect client. (tests/connect_paths.py)
 pytestmark = pytest.mark.connect
@@ -175,3 +177,30 @@ def test_bad_load_settings_name_the_variable(tmp_path, monkeypatch, variable, va
     monkeypatch.setenv(variable, value)
     with pytest.raises(ValueError, match=variable):
         Settings.from_environment(database_url=f"sqlite:///{tmp_path / 'dq.db'}")
+
+
+@pytest.mark.classic_only  # the SparkContext's status tracker shows the job and its tasks
+def test_a_source_past_its_deadline_has_its_spark_job_cancelled(spark):
+    @F.udf("long")
+    def stuck(n):  # a task that would run for minutes, idle (no CPU taken while waiting)
+        time.sleep(600)
+        return n
+
+    def load(spark):
+        spark.range(1).select(stuck("id")).collect()
+        return spark.range(1)
+
+    tracker = spark.sparkContext.statusTracker()
+    earlier = set(tracker.getJobIdsForGroup())
+    source = CallableParser(load, name="stuck job", deadline_s=4)
+    loaded = load_sources([source], spark, deadline_s=60)
+    assert loaded[source].error == "stuck job timed out after 4 s"
+    (job,) = set(tracker.getJobIdsForGroup()) - earlier  # started before its deadline
+
+    def stopped():
+        info = tracker.getJobInfo(job)
+        stages = [tracker.getStageInfo(s) for s in info.stageIds] if info else []
+        return info and info.status == "FAILED" and all(s.numActiveTasks == 0 for s in stages)
+
+    # cancelled, and its task ended on the executor: minutes before the task's own end
+    wait_for(stopped, "the stuck job's task to be killed", timeout=BOUND_S)
