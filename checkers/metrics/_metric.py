@@ -21,6 +21,15 @@ class Entity(StrEnum):
     MULTICOLUMN = "Multicolumn"
 
 
+class MetricSource(StrEnum):
+    """Where a metric's value came from: a scan of the data, the files' metadata (footers, a
+    table format's log or manifests, the schema), or states stored by earlier runs."""
+
+    SCAN = "scan"
+    METADATA = "metadata"
+    STATES = "states"
+
+
 class MetricComputationError(Exception):
     """Raised inside the engine when a state cannot yield a metric (for example an empty state)."""
 
@@ -38,6 +47,7 @@ class Metric:
     error: str | None = None
     #: The error is an empty state: no rows (or no non-NULL values) reached the analyzer.
     empty: bool = False
+    source: MetricSource = MetricSource.SCAN
 
     @property
     def ok(self) -> bool:

@@ -37,7 +37,14 @@ from checkers.metrics import (
 from checkers.metrics.differential import metrics_from_states
 from checkers.metrics.partitioned import analyze_partitions
 from checkers.metrics.state_stores import LoadedState
-from checkers.parsers import PARTITION_COLUMN, Parser, Partition, PartitionColumn, SourceError
+from checkers.parsers import (
+    PARTITION_COLUMN,
+    DataFiles,
+    Parser,
+    Partition,
+    PartitionColumn,
+    SourceError,
+)
 from checkers.tolerances import Tolerance
 from checks.base import QualityCheck
 from checks.incremental import partition_order
@@ -102,6 +109,8 @@ def partition_columns(parser: Parser, found: Sequence[Partition]) -> tuple[str, 
     """The data columns that tell partitions apart."""
     if isinstance(parser.partitioning, PartitionColumn):
         return (parser.partitioning.column,)
+    if isinstance(parser.partitioning, DataFiles):
+        return ()  # a row's file is no column of the data
     names: dict[str, None] = {}
     for partition in found:
         for segment in partition.key.split("/"):
