@@ -36,8 +36,9 @@ class SnapshotFile:
     uri: str
     size: int
     rows: int | None
-    columns: Mapping[str, ColumnStats] = field(default_factory=dict)
-    partition: Mapping[str, str | None] = field(default_factory=dict)
+    # what the file holds follows from its name: left out of equality, so files hash
+    columns: Mapping[str, ColumnStats] = field(default_factory=dict, compare=False)
+    partition: Mapping[str, str | None] = field(default_factory=dict, compare=False)
 
     @property
     def name(self) -> str:
