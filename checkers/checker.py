@@ -251,6 +251,8 @@ def run_checkers(
         for n, (i, plan) in enumerate(zip(indexes, members, strict=True)):
             result = plan.finish(analysis.metrics)
             result.spark_actions = analysis.spark_actions if n == 0 else 0
+            if analysis.bytes_not_read:  # metadata answered: the files were not read
+                result.reading = {**result.reading, "bytes_not_read": analysis.bytes_not_read}
             result.engine_pass = number
             results[i] = result
         spent = time.perf_counter() - started
