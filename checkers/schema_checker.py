@@ -104,7 +104,7 @@ class SchemaChecker(Checker):
             columns = {f.name.lower() for f in [*baseline.fields, *actual.fields]}
             unexcused = [c for c in changes if c.column.lower() not in excused_names]
             rows = [c.as_row() for c in [*unexcused, *(c for c in changes if c not in unexcused)]]
-            keys = sorted(c.column for c in (unexcused or changes))
+            keys: list[object] = [*sorted(c.column for c in (unexcused or changes))]
             return CheckerResult(
                 failing=len(changes),
                 total=len(columns),

@@ -145,8 +145,10 @@ class IcebergParser(TableFormatParser):
         )
         if self.snapshot_id is not None and current is None:
             raise SourceError(f"{self.describe()} has no such snapshot")
-        tasks = [] if current is None else _planned(
-            table.scan(snapshot_id=current.snapshot_id), self.describe()
+        tasks = (
+            []
+            if current is None
+            else _planned(table.scan(snapshot_id=current.snapshot_id), self.describe())
         )
         schema = from_arrow_schema(table.schema().as_arrow())
         return Snapshot(
