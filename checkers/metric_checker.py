@@ -107,10 +107,11 @@ class MetricChecker(Checker):
             if self.history is not None and self.history.save:
                 own = {a: metrics[a] for a in analyzers}
                 self.history.record(VerificationResult(worst_status(results), results, own))
-            failed, values = [], {}
+            failed, values, sources = [], {}, {}
             for outcome in (o for r in results for o in r.constraint_results):
                 label = outcome.constraint.name
                 values[label] = json_safe(outcome.value)
+                sources[label] = outcome.metric.source.value
                 if outcome.status is ConstraintStatus.FAILURE:
                     failed.append(
                         {
@@ -128,6 +129,7 @@ class MetricChecker(Checker):
                 unexcused=len(failed),
                 rows=int(rows.value) if rows.ok else None,  # type: ignore[arg-type]
                 metrics=values,
+                metric_sources=sources,
                 fetch_sample=lambda limit: failed[:limit],
             )
 

@@ -245,7 +245,7 @@ def plan_for(
         plan = checker.plan(tolerance.known_broken())
     except Exception as exc:
         return f"{CONFIGURATION_ERROR}{exc}"
-    if PARTITION_COLUMN not in plan.frame.columns:
+    if plan.frame is None or PARTITION_COLUMN not in plan.frame.columns:
         return (
             f"{CONFIGURATION_ERROR}the checker's data lost the column {PARTITION_COLUMN}, which "
             "tells partitions apart: keep every column (select('*', ...)) in an incremental check"
@@ -297,7 +297,8 @@ def _read_changed(
     errors: dict[int, dict[Analyzer, str]],
     actions: dict[int, int],
 ) -> None:
-    frame = works[indexes[0]].plan.frame
+    frame = works[indexes[0]].plan.frame  # grouped by it: the same object for every member
+    assert frame is not None  # a plan without data is no incremental work
     keys = list(dict.fromkeys(p.key for i in indexes for p in works[i].partitions.changed))
     shared = [
         a for i in indexes for a in works[i].analyzers if isinstance(a, ScanShareableAnalyzer)
@@ -324,7 +325,7 @@ def _read_changed(
             continue
         try:
             found = analyze_partitions(
-                work.plan.frame,
+                frame,
                 own,
                 sorted(mine),
                 column=PARTITION_COLUMN,

@@ -1,0 +1,19 @@
+"""Monitors for every table under a root (a lake path, an Iceberg namespace): freshness against
+each table's learned cadence, volume per load, schema changes, from metadata alone."""
+
+from checkers.table_monitor.cadence import Cadence, learn_cadence, volume_problem
+from checkers.table_monitor.history import Arrival, TableHistory, TableRoot
+from checkers.table_monitor.lake import LakeRoot
+from checkers.table_monitor.monitor import TableMonitor, findings
+
+__all__ = [
+    "Arrival",
+    "Cadence",
+    "LakeRoot",
+    "TableHistory",
+    "TableMonitor",
+    "TableRoot",
+    "findings",
+    "learn_cadence",
+    "volume_problem",
+]
