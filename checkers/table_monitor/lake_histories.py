@@ -27,7 +27,7 @@ def describe_change(change: ColumnChange) -> str:
     return f"column {change.column}: {change.change} {change.was} -> {change.now}"
 
 
-def _changes(before: Any, after: Any) -> tuple[str, ...]:
+def schema_change_lines(before: Any, after: Any) -> tuple[str, ...]:
     """How arrow schema `after` differs from `before` (names, types, nullability)."""
     from pyspark.sql.pandas.types import from_arrow_schema
 
@@ -70,7 +70,7 @@ def delta_history(name: str, location: str, storage_options: Mapping[str, str]) 
     changes: tuple[str, ...] = ()
     if table.version() > 0:
         before = DeltaTable(location, version=table.version() - 1, storage_options=options)
-        changes = _changes(pa.schema(before.schema().to_arrow()), pa.schema(schema))
+        changes = schema_change_lines(pa.schema(before.schema().to_arrow()), pa.schema(schema))
     partitions = _by_period(groups) if columns else None
     if partitions is not None:
         return TableHistory(name, location, tuple(partitions), True, changes)
@@ -121,5 +121,5 @@ def parquet_history(name: str, location: str, fs: Any, files: Sequence[Any]) -> 
         arrivals = tuple(
             Arrival(i.mtime.astimezone(dt.UTC), footers[i.path].num_rows) for i in timed
         )
-    changes = _changes(schemas[-2], schemas[-1]) if len(schemas) > 1 else ()
+    changes = schema_change_lines(schemas[-2], schemas[-1]) if len(schemas) > 1 else ()
     return TableHistory(name, location, arrivals, partitions is not None, changes)

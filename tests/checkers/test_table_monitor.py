@@ -1,7 +1,8 @@
 """Monitors for every table under a lake path, from metadata alone: 50 tables (Delta and Parquet
 directories) with daily loads, of which one stops arriving and one shrinks by half, fail with
 exactly those two and no Spark job; tables loaded on business days only are not late on a
-Monday morning; schema changes, tables added later and unreadable tables."""
+Monday morning; schema changes, tables added later and unreadable tables; an Iceberg
+namespace's tables timed by their snapshots."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from checkers import KnownBroken
-from checkers.table_monitor import LakeRoot, TableMonitor
+from checkers.table_monitor import IcebergNamespace, LakeRoot, TableMonitor
 from tests.metrics.jobs import count_jobs
 
 MONDAY = dt.datetime(2026, 3, 2, 6, tzinfo=dt.UTC)  # the run: Monday morning
@@ -119,3 +120,34 @@ def test_schema_changes_new_tables_and_unreadable_tables(tmp_path):
 def test_a_missing_root_is_an_error_not_a_pass(tmp_path):
     result = TableMonitor(LakeRoot(str(tmp_path / "nowhere")), now=MONDAY).run()
     assert result.error is not None and "nowhere" in result.error
+
+
+def test_an_iceberg_namespace_is_watched_through_its_snapshots(tmp_path):
+    from pyiceberg.types import StringType
+
+    from tests.checkers.lake_tables import day_rows, iceberg_catalog, write_iceberg
+
+    catalog, properties = iceberg_catalog(tmp_path / "iceberg")
+    days = [dt.date(2024, 3, d) for d in range(1, 6)]
+    write_iceberg(catalog, "shop.steady", days)
+    write_iceberg(catalog, "shop.shrunk", days).append(day_rows(days[0], n=4))
+    retyped = write_iceberg(catalog, "shop.widened", days)
+    with retyped.update_schema() as update:
+        update.add_column("channel", StringType())
+    retyped.append(day_rows(days[0]).append_column("channel", pa.array(["web"] * 8)))
+    root = IcebergNamespace("shop", "lake", catalog_properties=tuple(properties.items()))
+    quiet_for_a_day = max(
+        s.timestamp_ms
+        for t in ("steady", "shrunk", "widened")
+        for s in catalog.load_table(f"shop.{t}").metadata.snapshots
+    )
+    now = dt.datetime.fromtimestamp(quiet_for_a_day / 1000, dt.UTC) + dt.timedelta(days=1)
+    result = TableMonitor(root, now=now).run()
+    assert result.total == 3
+    assert sorted((r["table"], r["problem"]) for r in result.sample()) == [
+        ("shop.shrunk", "late"),
+        ("shop.shrunk", "volume"),
+        ("shop.steady", "late"),  # loads came every few milliseconds, then none for a day
+        ("shop.widened", "late"),
+        ("shop.widened", "schema"),
+    ]
