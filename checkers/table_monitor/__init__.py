@@ -5,6 +5,7 @@ from checkers.table_monitor.cadence import Cadence, learn_cadence, volume_proble
 from checkers.table_monitor.history import Arrival, TableHistory, TableRoot
 from checkers.table_monitor.iceberg_root import IcebergNamespace
 from checkers.table_monitor.lake import LakeRoot
+from checkers.table_monitor.listing import TablesUnder
 from checkers.table_monitor.monitor import TableMonitor, findings
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "TableHistory",
     "TableMonitor",
     "TableRoot",
+    "TablesUnder",
     "findings",
     "learn_cadence",
     "volume_problem",

@@ -113,7 +113,8 @@ class TableMonitor(Checker):
                 failing=len(failing),
                 total=len(tables),
                 unexcused=len(unexcused),
-                rows=0,  # metadata only: no data row is read
+                # no data row is read; `rows` stays unknown (0 would judge an empty dataset)
+                reading={"rows_read": 0},
                 metrics={"tables": len(tables), **{p: problems.count(p) for p in set(problems)}},
                 metric_sources={"tables": "metadata"},
                 fetch_sample=lambda limit: ordered[:limit],

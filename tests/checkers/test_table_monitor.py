@@ -15,7 +15,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from checkers import KnownBroken
-from checkers.table_monitor import IcebergNamespace, LakeRoot, TableMonitor
+from checkers.table_monitor import IcebergNamespace, LakeRoot, TableMonitor, TablesUnder
+from checks import QualityCheck
+from scheduling.tick.evaluate import evaluate_checks
 from tests.metrics.jobs import count_jobs
 
 MONDAY = dt.datetime(2026, 3, 2, 6, tzinfo=dt.UTC)  # the run: Monday morning
@@ -77,13 +79,31 @@ def test_fifty_tables_fail_with_exactly_the_late_one_and_the_shrunk_one_with_no_
 ):
     result, jobs = count_jobs(spark, TableMonitor(LakeRoot(str(lake)), now=MONDAY).run)
     assert jobs == 0
-    assert (result.total, result.failing, result.rows) == (50, 2, 0)
+    assert (result.total, result.failing, result.reading["rows_read"]) == (50, 2, 0)
     assert result.failing_keys() == [STOPPED, SHRUNK]
     problems = {r["table"]: r["problem"] for r in result.sample()}
     assert problems == {STOPPED: "late", SHRUNK: "volume"}
     assert "10 rows" in next(str(r["detail"]) for r in result.sample() if r["table"] == SHRUNK)
     # business-day tables end on Friday: a cadence blind to weekdays would call them late
     assert not BUSINESS & set(result.failing_keys())
+
+
+@pytest.mark.classic_only
+def test_a_monitor_check_runs_in_a_tick_with_no_spark_job(spark, lake):
+    root = LakeRoot(str(lake))
+
+    class LakeTables(QualityCheck, register=False):
+        name = "lake_tables"
+        parser = TablesUnder(root)
+
+        def checker(self, _tables):
+            return TableMonitor(root, now=self.now)
+
+    [outcome], jobs = count_jobs(spark, lambda: evaluate_checks([LakeTables], now=MONDAY))
+    assert jobs == 0
+    assert (outcome.status.value, outcome.failing, outcome.total) == ("failed", 2, 50)
+    assert outcome.failing_keys == (STOPPED, SHRUNK)
+    assert outcome.reading == {"rows_read": 0}
 
 
 def test_a_late_table_is_excused_by_name_and_freshness_can_be_left_unwatched(lake):
