@@ -93,6 +93,8 @@ class TableMonitor(Checker):
 
         def finish(metrics: Mapping[Analyzer, Metric]) -> CheckerResult:
             tables = self.root.histories()
+            if not tables:  # a wrong root, never a pass
+                return CheckerResult.failed_to_run(f"no tables found: {self.root.describe()}")
             rows = [
                 row
                 for table in tables

@@ -137,9 +137,12 @@ def test_schema_changes_new_tables_and_unreadable_tables(tmp_path):
     }
 
 
-def test_a_missing_root_is_an_error_not_a_pass(tmp_path):
+def test_a_missing_or_empty_root_is_an_error_not_a_pass(tmp_path):
     result = TableMonitor(LakeRoot(str(tmp_path / "nowhere")), now=MONDAY).run()
     assert result.error is not None and "nowhere" in result.error
+    (tmp_path / "empty" / "not_a_table").mkdir(parents=True)
+    empty = TableMonitor(LakeRoot(str(tmp_path / "empty")), now=MONDAY).run()
+    assert empty.error == f"no tables found: tables under {tmp_path / 'empty'}"
 
 
 def test_an_iceberg_namespace_is_watched_through_its_snapshots(tmp_path):
