@@ -125,12 +125,14 @@ class MetricChecker(Checker):
             if self.history is not None and self.history.save:
                 own = {a: metrics[a] for a in analyzers}
                 self.history.record(VerificationResult(worst_status(results), results, own))
-            failed, values, agreements = [], {}, {}
+            failed, values, agreements, sources = [], {}, {}, {}
             for outcome in (o for r in results for o in r.constraint_results):
                 label = outcome.constraint.name
                 values[label] = json_safe(outcome.value)
-                if outcome.metric is not None and outcome.metric.agreement is not None:
-                    agreements[label] = outcome.metric.agreement
+                if outcome.metric is not None:
+                    sources[label] = outcome.metric.source.value
+                    if outcome.metric.agreement is not None:
+                        agreements[label] = outcome.metric.agreement
                 if outcome.status is ConstraintStatus.FAILURE:
                     failed.append(
                         {
@@ -149,6 +151,7 @@ class MetricChecker(Checker):
                 rows=int(rows.value) if rows.ok else None,  # type: ignore[arg-type]
                 metrics=values,
                 agreements=agreements,
+                metric_sources=sources,
                 fetch_sample=lambda limit: failed[:limit],
             )
 

@@ -88,6 +88,10 @@ class CheckOutcome:
     #: What the run read: `rows_read`; incremental checks add `partitions_read` (new or changed)
     #: and `partitions` (in scope).
     reading: Mapping[str, int] = field(default_factory=dict)
+    #: Where each metric in `metrics` came from: `scan`, `metadata` (file statistics, the
+    #: schema) or `states` (stored by earlier runs), by name; `reading["bytes_not_read"]` says
+    #: what metadata answers spared.
+    metric_sources: Mapping[str, str] = field(default_factory=dict)
     scope: str = ""
     #: Where the run wrote its failing sample for alerts to link to: a POSIX path relative to
     #: the failing-rows directory ("" when none; `alerting.failing_rows.failing_rows_link`).

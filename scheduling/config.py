@@ -29,6 +29,8 @@ MANIFEST_ENV = "DQ_MANIFEST"
 DELIVERY_BUDGET_ENV = "DQ_DELIVERY_BUDGET_S"  # seconds one receiver may take per run
 SOURCE_DEADLINE_ENV = "DQ_SOURCE_DEADLINE_S"
 LOAD_PARALLELISM_ENV = "DQ_LOAD_PARALLELISM"
+#: "0" (or "off", "false"): every metric is scanned, none answered from file statistics
+METADATA_ANSWERS_ENV = "DQ_METADATA_ANSWERS"
 FAILING_ROWS_DIR_ENV = "DQ_FAILING_ROWS_DIR"
 FAILING_ROWS_URL_ENV = "DQ_FAILING_ROWS_URL"
 FAILS_AT_ENV = "DQ_TASK_FAILS_AT"
@@ -77,6 +79,7 @@ class Config:
     delivery_budget_s: str = "60"
     source_deadline_s: str | None = None
     load_parallelism: str | None = None
+    metadata_answers: str | None = None
     failing_rows_dir: str | None = None
     failing_rows_url: str | None = None
     task_fails_at: str = "error"
@@ -116,6 +119,7 @@ class Config:
             delivery_budget_s=env.get(DELIVERY_BUDGET_ENV, "60"),
             source_deadline_s=env.get(SOURCE_DEADLINE_ENV),
             load_parallelism=env.get(LOAD_PARALLELISM_ENV),
+            metadata_answers=env.get(METADATA_ANSWERS_ENV) or None,
             failing_rows_dir=env.get(FAILING_ROWS_DIR_ENV) or None,
             failing_rows_url=env.get(FAILING_ROWS_URL_ENV) or None,
             task_fails_at=env.get(FAILS_AT_ENV, "error"),

@@ -22,6 +22,15 @@ class Entity(StrEnum):
     MULTICOLUMN = "Multicolumn"
 
 
+class MetricSource(StrEnum):
+    """Where a metric's value came from: a scan of the data, the files' metadata (footers, a
+    table format's log or manifests, the schema), or states stored by earlier runs."""
+
+    SCAN = "scan"
+    METADATA = "metadata"
+    STATES = "states"
+
+
 class MetricComputationError(Exception):
     """Raised inside the engine when a state cannot yield a metric (for example an empty state)."""
 
@@ -41,6 +50,7 @@ class Metric:
     empty: bool = False
     #: A sketch's answer: the values a recomputation from scratch may give (None: exactly this).
     agreement: Agreement | None = None
+    source: MetricSource = MetricSource.SCAN
 
     @property
     def ok(self) -> bool:

@@ -5,7 +5,7 @@ in before metrics are computed, and a count of the Spark actions it took."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from pyspark.sql import DataFrame
@@ -21,11 +21,13 @@ from checkers.metrics._analyzer import (
     ScanShareableAnalyzer,
     State,
 )
-from checkers.metrics._metric import Metric
+from checkers.metrics._metric import Metric, MetricSource
 from checkers.metrics._scan import run_scan
+from checkers.metrics.file_stats import SourceStats, stats_of
 from checkers.metrics.frequencies import FrequencyState, read_parquet
+from checkers.metrics.metadata_answers import answer_from_metadata
 from checkers.metrics.segments import MAX_SEGMENTS, Segment, SegmentMetrics, segment_metrics
-from checkers.metrics.standalone import run_standalone
+from checkers.metrics.standalone import SchemaAnalyzer, run_standalone
 from checkers.metrics.state_stores import FrequencyTableStore, StateStore
 
 COLUMNAR_SUFFIXES = (".parquet", ".orc")
@@ -53,6 +55,10 @@ class AnalysisResult:
         """`{segment value: Metric}` of a run with `segment_by` (a tuple of values for several
         segment columns); a segment without rows is absent."""
         return {s: found[analyzer] for s, found in self.by_segment.items() if analyzer in found}
+
+    #: Bytes of data files no Spark job read because metadata answered every metric (0 when a
+    #: scan ran, or the source has no file statistics).
+    bytes_not_read: int = 0
 
     def metric(self, analyzer: Analyzer) -> Metric:
         try:
@@ -123,6 +129,7 @@ def run_analysis(
     sketch_plan: SketchPlan = SketchPlan.AUTO,
     segment_by: Sequence[str] = (),
     max_segments: int = MAX_SEGMENTS,
+    use_metadata: bool = True,
 ) -> AnalysisResult:
     """Compute every analyzer's metric over `df` in as few Spark passes as possible.
 
@@ -136,6 +143,9 @@ def run_analysis(
     Plans are chosen by measurement (benchmarks/README.md): on columnar files (Parquet, ORC)
     sketches get a pass of their own, on row formats they join the shared scan; all frequency
     tables come from one query. `sketch_plan` overrides the choice.
+
+    With `use_metadata` (the default), metrics the source's file statistics answer exactly
+    (`checkers.metrics.metadata_answers`) come from them; the rest scan only what they need.
     """
     if state_store is not None and (dataset is None or partition is None):
         raise ValueError("storing states needs both dataset= and partition=")
@@ -150,14 +160,28 @@ def run_analysis(
             df, runnable, segment_by, max_segments=max_segments, separate_sketches=separate
         )
         metrics.update(whole)
-        return AnalysisResult({a: metrics[a] for a in unique}, {}, used, by_segment)
+        return AnalysisResult({a: metrics[a] for a in unique}, {}, used, by_segment=by_segment)
     states: dict[Analyzer, State] = {}
     actions = 0
     previous = dict(aggregate_with or {})
 
+    stats = stats_of(df) if use_metadata else None
+    if stats is not None:
+        known = answer_from_metadata(runnable, stats, df.schema)
+        for analyzer, state in known.items():
+            states[analyzer] = state
+            merged = state.merge(previous[analyzer]) if analyzer in previous else state
+            metric = analyzer.metric_from_state(merged)
+            metrics[analyzer] = replace(metric, source=MetricSource.METADATA)
+        runnable = [a for a in runnable if a not in known]
     # ColumnCount from the schema (no job), CustomSql with a query each
     own_metrics, own_states, own_actions = run_standalone(df, runnable, previous)
-    metrics.update(own_metrics)
+    metrics.update(
+        {
+            a: replace(m, source=MetricSource.METADATA) if isinstance(a, SchemaAnalyzer) else m
+            for a, m in own_metrics.items()
+        }
+    )
     states.update(own_states)
     actions += own_actions
 
@@ -195,7 +219,16 @@ def run_analysis(
     if state_store is not None and states:
         assert dataset is not None and partition is not None
         state_store.save(dataset, partition, states)
-    return AnalysisResult({a: metrics[a] for a in unique}, states, actions)
+    unread = _bytes_not_read(stats, metrics, actions)
+    return AnalysisResult({a: metrics[a] for a in unique}, states, actions, bytes_not_read=unread)
+
+
+def _bytes_not_read(
+    stats: SourceStats | None, metrics: Mapping[Analyzer, Metric], jobs: int
+) -> int:
+    """The data files' bytes when metadata answered and no Spark action read the data."""
+    answered = any(m.source is MetricSource.METADATA for m in metrics.values())
+    return stats.bytes if stats is not None and answered and jobs == 0 else 0
 
 
 def _run_own_pass(

@@ -4,6 +4,7 @@ deliver their notifications."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import json
 import sys
@@ -55,6 +56,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     checks, problems = found.checks, found.problems
     now = parse_time(args.at)
     settings = args.project.settings
+    if args.no_metadata:  # this run scans every metric
+        settings = dataclasses.replace(settings, metadata_answers=False)
     if args.due and args.checks:
         print("dq run: give check names or --due, not both", file=sys.stderr)
         return EXIT_USAGE
@@ -171,6 +174,12 @@ def add_run_commands(commands: Any) -> None:
         action="store_true",
         help="drift guard: also recompute incremental checks from scratch and compare (exit 5 "
         "on a difference)",
+    )
+    run.add_argument(
+        "--no-metadata",
+        action="store_true",
+        help="scan every metric: none answered from file statistics (Parquet footers, Delta "
+        "logs, Iceberg manifests) this run (DQ_METADATA_ANSWERS=0 for every run)",
     )
     run.set_defaults(func=_cmd_run)
     deliver = commands.add_parser("deliver", help="deliver pending notifications once")

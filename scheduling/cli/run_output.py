@@ -99,6 +99,9 @@ def _outcome_entry(outcome: CheckOutcome, report: RunReport) -> dict[str, object
         "error": outcome.error,
         "seconds": None if took is None else round(took, 3),
         "rows_read": outcome.reading.get("rows_read"),
+        # metrics answered from file statistics spared reading these bytes
+        "bytes_not_read": outcome.reading.get("bytes_not_read", 0),
+        "metric_sources": dict(outcome.metric_sources),
     }
 
 

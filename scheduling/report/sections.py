@@ -57,14 +57,23 @@ def when(at: dt.datetime | None) -> str:
 
 
 def reading(outcome: CheckOutcome) -> str:
-    """Rows the run read, and for incremental checks how many of the partitions were read."""
+    """Rows the run read, and for incremental checks how many of the partitions were read;
+    metrics answered from metadata say so, with the bytes they spared reading."""
     read = outcome.reading
-    if "rows_read" not in read:
-        return ""
-    text = f"{read['rows_read']:,}"
+    text = f"{read['rows_read']:,}" if "rows_read" in read else ""
     if "partitions" in read:
         text += f" ({read.get('partitions_read', 0):,} of {read['partitions']:,} partitions)"
-    return text
+    return " ".join(p for p in (text, metadata_note(outcome)) if p)
+
+
+def metadata_note(outcome: CheckOutcome) -> str:
+    """How many metrics came from metadata (file statistics, the schema), and what it spared."""
+    answered = sum(1 for s in outcome.metric_sources.values() if s == "metadata")
+    if not answered:
+        return ""
+    spared = outcome.reading.get("bytes_not_read", 0)
+    of = f"{answered} of {len(outcome.metric_sources)} metrics from metadata"
+    return f"[{of}, {spared:,} bytes not read]" if spared else f"[{of}]"
 
 
 def counts(outcome: CheckOutcome) -> str:

@@ -37,7 +37,14 @@ from checkers.metrics.differential import metrics_from_states
 from checkers.metrics.partition_drift import metrics_across_partitions
 from checkers.metrics.partitioned import analyze_partitions
 from checkers.metrics.state_stores import LoadedState
-from checkers.parsers import PARTITION_COLUMN, Parser, Partition, PartitionColumn, SourceError
+from checkers.parsers import (
+    PARTITION_COLUMN,
+    DataFiles,
+    Parser,
+    Partition,
+    PartitionColumn,
+    SourceError,
+)
 from checkers.tolerances import Tolerance
 from checks.base import QualityCheck
 from checks.incremental import partition_order
@@ -102,6 +109,8 @@ def partition_columns(parser: Parser, found: Sequence[Partition]) -> tuple[str, 
     """The data columns that tell partitions apart."""
     if isinstance(parser.partitioning, PartitionColumn):
         return (parser.partitioning.column,)
+    if isinstance(parser.partitioning, DataFiles):
+        return ()  # a row's file is no column of the data
     names: dict[str, None] = {}
     for partition in found:
         for segment in partition.key.split("/"):
@@ -236,7 +245,7 @@ def plan_for(
         plan = checker.plan(tolerance.known_broken())
     except Exception as exc:
         return f"{CONFIGURATION_ERROR}{exc}"
-    if PARTITION_COLUMN not in plan.frame.columns:
+    if plan.frame is None or PARTITION_COLUMN not in plan.frame.columns:
         return (
             f"{CONFIGURATION_ERROR}the checker's data lost the column {PARTITION_COLUMN}, which "
             "tells partitions apart: keep every column (select('*', ...)) in an incremental check"
@@ -288,7 +297,8 @@ def _read_changed(
     errors: dict[int, dict[Analyzer, str]],
     actions: dict[int, int],
 ) -> None:
-    frame = works[indexes[0]].plan.frame
+    frame = works[indexes[0]].plan.frame  # grouped by it: the same object for every member
+    assert frame is not None  # a plan without data is no incremental work
     keys = list(dict.fromkeys(p.key for i in indexes for p in works[i].partitions.changed))
     shared = [
         a for i in indexes for a in works[i].analyzers if isinstance(a, ScanShareableAnalyzer)
@@ -315,7 +325,7 @@ def _read_changed(
             continue
         try:
             found = analyze_partitions(
-                work.plan.frame,
+                frame,
                 own,
                 sorted(mine),
                 column=PARTITION_COLUMN,

@@ -151,6 +151,7 @@ def load_sources(state: TickState) -> None:
         deadline_s=settings.source_deadline_s,
         partitions=settings.partition_store(),
         mutes=settings.mutes,
+        use_metadata=settings.metadata_answers,
     )
     load(state.evaluation, parallelism=settings.load_parallelism)
 
