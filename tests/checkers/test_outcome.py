@@ -28,9 +28,7 @@ def test_outcome_round_trips_through_json():
     again = CheckOutcome.from_json(outcome.to_json())
     assert again == outcome
     assert again.share == 0.25
-    assert outcome.summary() == (
-        "flights_dest: FAILED (level CRITICAL), 3/12 failing (25.00%)"
-    )
+    assert outcome.summary() == ("flights_dest: FAILED (level CRITICAL), 3/12 failing (25.00%)")
 
 
 def test_sample_values_become_json_safe():
