@@ -110,9 +110,7 @@ def test_a_checks_own_task_states_win_over_the_deployments():
     assert settle(relaxed, error_failure, attempt=1, start=START, end=END, config=strict)
     plain = Entry(name="c", task_id="c", clock=None, owner="")
     with pytest.raises(OutcomeFailed):
-        settle(
-            plain, _summary("failed", "WARNING"), attempt=1, start=START, end=END, config=strict
-        )
+        settle(plain, _summary("failed", "WARNING"), attempt=1, start=START, end=END, config=strict)
 
 
 def test_due_follows_clocks_and_always_includes_broken_checks():
