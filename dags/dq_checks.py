@@ -114,7 +114,7 @@ def _guarded(entry: Entry) -> Asset:
 OUTCOME_DECIDES = ExceptionRetryPolicy(
     rules=[
         RetryRule(
-            exception="scheduling.airflow.tasks.OutcomeFailed",
+            exception="scheduling.airflow.outcome_tasks.OutcomeFailed",
             action=RetryAction.FAIL,
             reason="the outcome decides",
         )

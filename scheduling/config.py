@@ -72,6 +72,8 @@ class Config:
     document: Mapping[str, object] = field(default_factory=dict)
     checks: tuple[str, ...] = ()
     manifest: str | None = None
+    #: AIRFLOW__CORE__DAGS_FOLDER: where a deployed DAG (and its manifest) lives.
+    airflow_dags_folder: str | None = None
     under_airflow: bool = False
     slack_channel: str | None = None
     email: EmailSettings | None = None
@@ -112,6 +114,7 @@ class Config:
             document=read_document(path),
             checks=tuple(p.strip() for p in env.get(CHECKS_ENV, "").split(",") if p.strip()),
             manifest=env.get(MANIFEST_ENV) or None,
+            airflow_dags_folder=env.get("AIRFLOW__CORE__DAGS_FOLDER") or None,
             under_airflow=bool(env.get(AIRFLOW_TASK_ENV)),
             slack_channel=(
                 env["DQ_SLACK_CHANNEL"]

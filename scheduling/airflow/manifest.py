@@ -34,6 +34,17 @@ def manifest_path(configured: str | None = None) -> Path:
     return Path(configured or DAGS_DIR / "dq_checks.json")
 
 
+def deployed_manifest(configured: str | None = None, dags_folder: str | None = None) -> Path:
+    """The manifest the deployed DAG reads: `configured` (DQ_MANIFEST), else dq_checks.json
+    beside the DAG in Airflow's DAGs folder (AIRFLOW__CORE__DAGS_FOLDER) when it is there, else
+    the repository's."""
+    if configured:
+        return Path(configured)
+    if dags_folder and (Path(dags_folder) / "dq_checks.json").exists():
+        return Path(dags_folder) / "dq_checks.json"
+    return manifest_path()
+
+
 def clock_spec(clock: object) -> dict[str, object] | None:
     if isinstance(clock, Cron):
         return {"cron": clock.expression, "tz": clock.tz}

@@ -1,5 +1,6 @@
-"""The tasks of a check's group in the DAG, one per kind of outcome, as the grid names them;
-imported when Airflow parses the DAG, so it imports nothing (no Spark, no checks)."""
+"""The tasks of a check's group in the DAG, one per kind of outcome, as the grid names them, and
+the exception that fails a red one; imported when Airflow parses the DAG (its retry policy
+imports the exception), so it imports nothing (no Spark, no checks)."""
 
 from __future__ import annotations
 
@@ -25,3 +26,9 @@ def group_label(name: str) -> str:
     if not sep:
         head, sep, tail = name.rpartition(":")
     return f"{tail} ({head})" if sep and tail else name
+
+
+class OutcomeFailed(SystemExit):
+    """A red outcome fails its task with the outcome's one line as the failure message. A
+    SystemExit, because Airflow logs any other exception with its traceback, which says nothing
+    about the data; the task's retry policy fails it without retry (the outcome decides)."""

@@ -15,7 +15,7 @@ from checkers.outcome import CheckOutcome
 from checks.problems import DefinitionProblem
 from checks.task_states import TaskStates, TaskVerdict
 from scheduling.airflow.manifest import Entry, asset_key, clock_from_spec, manifest_drift
-from scheduling.airflow.outcome_tasks import NOT_RUN
+from scheduling.airflow.outcome_tasks import NOT_RUN, OutcomeFailed
 from scheduling.claims import Claim
 from scheduling.config import Config
 from scheduling.tick.readiness import Readiness
@@ -160,12 +160,6 @@ def tick_done(chosen: Sequence[str] | None, summaries: dict[str, Summary] | None
 class CheckNotEvaluated(RuntimeError):
     """The check's window is still held by another run, or its marker was not written: the task
     fails and Airflow retries it, which evaluates the check again."""
-
-
-class OutcomeFailed(SystemExit):
-    """A red outcome fails its task with the outcome's one line as the failure message. A
-    SystemExit, because Airflow logs any other exception with its traceback, which says nothing
-    about the data; the task's retry policy fails it without retry (the outcome decides)."""
 
 
 def settle(

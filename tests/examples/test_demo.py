@@ -52,7 +52,8 @@ def test_short_demo_finds_the_real_problems(spark, tmp_path, monkeypatch, capsys
     from checkers.metrics import MetricsRepository
 
     series = MetricsRepository(f"sqlite:///{root / 'dq.db'}").query(
-        source_table="flights", tags={"series": "daily_flights"})
+        source_table="flights", tags={"series": "daily_flights"}
+    )
     assert len(series) == 341 + 3  # seeded January 1 - December 7, then the three runs
 
     assert "Summary after" in out and "2013-12-10:" in out
@@ -88,4 +89,3 @@ def test_short_demo_finds_the_real_problems(spark, tmp_path, monkeypatch, capsys
     assert result["escalated"] and all(
         told[check] == level.name for check, level in result["escalated"].items()
     )
-

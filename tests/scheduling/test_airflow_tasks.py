@@ -5,7 +5,6 @@ group labels, and the checks a window makes due."""
 from __future__ import annotations
 
 import datetime as dt
-
 import logging
 
 import pytest

@@ -92,3 +92,16 @@ def test_a_dag_file_copied_before_the_move_still_imports() -> None:
         assert getattr(old, name) is getattr(manifest, name)
     for name in ("OUTCOMES", "due", "due_on_assets", "evaluate", "publication", "settle"):
         assert getattr(airflow_tasks, name) is getattr(tasks, name)
+
+
+def test_doctor_checks_the_manifest_the_deployed_dag_reads(team, tmp_path):
+    from scheduling.cli.doctor import manifest_finding
+
+    dags = tmp_path / "airflow-dags"
+    deployed = dags / "dq_checks.json"
+    assert main(["manifest", "--out", str(deployed)]) == EXIT_OK
+    found = manifest_finding(None, str(dags))  # no DQ_MANIFEST: the DAGs folder's, not ours
+    assert found.ok and found.detail.startswith(f"{deployed}: ") and "current" in found.detail
+    (team / "orders.py").write_text(CHECK.format(name="OrdersPositive") + "# edited\n")
+    stale = manifest_finding(None, str(dags))
+    assert not stale.ok and "changed team_manifest_checks/orders.py" in stale.detail
