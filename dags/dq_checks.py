@@ -30,6 +30,7 @@ from airflow.sdk import (
     get_current_context,
     task,
 )
+from airflow.sdk.definitions._internal.mixins import DependencyMixin
 
 from scheduling.airflow.manifest import Entry, asset_key, load_manifest, task_ids
 from scheduling.config import DagConfig
@@ -142,7 +143,7 @@ def _checks(entries: list[Entry], trigger: str) -> None:
     evaluate >> manifest >> tick
     for entry in entries:
         with TaskGroup(group_id=entry.task_id, group_display_name=group_label(entry.name)):
-            shown = []
+            shown: list[DependencyMixin] = []
             for task_id, label, green in OUTCOME_TASKS:
                 if green:
                     shown.append(EmptyOperator(task_id=task_id, task_display_name=label))
@@ -152,7 +153,7 @@ def _checks(entries: list[Entry], trigger: str) -> None:
                     )
                     shown.append(red(_settle)(entry.task_id))
             evaluate >> shown
-            last = shown
+            last: list[DependencyMixin] = shown
             if entry.guards:
                 ready = task(
                     task_id="ready",
