@@ -52,7 +52,7 @@ CHECKS = [*RECORDED, "nightly_small"]
 
 @pytest.fixture(scope="module")
 def tick(shared_stand):
-    """The package's stand (tests/dags/conftest.py) replays three intervals of the dq DAG; this
+    """The package's stand (tests/dags/conftest.py) replays two intervals of the dq DAG; this
     module reads the first, (06:45, 07:00]; the producer DAG was triggered once the DAGs were
     parsed."""
     stand = shared_stand.stand
@@ -112,7 +112,7 @@ def test_one_spark_application_reads_each_source_once(tick):
     assert len(tick_apps) == 1  # the tick's evaluate task: one driver, the ERROR retries in it
     reads = tick_apps[0].reads
     # one read each, and the broken check's in-process retry reads its source once more
-    assert (reads_of(reads, numbers), reads_of(reads, letters)) == (2, 1)
+    assert (reads_of(reads, numbers), reads_of(reads, letters)) == (2, 1), reads
 
 
 def test_only_a_green_run_marks_its_dataset_ready_and_emits_its_asset(tick):
