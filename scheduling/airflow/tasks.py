@@ -11,7 +11,7 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from checkers.outcome import CheckOutcome
+from checkers.outcome import CheckOutcome, Status
 from checks.problems import DefinitionProblem
 from checks.task_states import TaskStates, TaskVerdict
 from scheduling.airflow.manifest import Entry, asset_key, clock_from_spec, manifest_drift
@@ -63,9 +63,15 @@ def due(entries: Sequence[Entry], start: dt.datetime, end: dt.datetime) -> list[
     ]
 
 
-def summary_of(result: CheckOutcome | Claim, readiness: Readiness | None = None) -> Summary:
+def summary_of(
+    result: CheckOutcome | Claim,
+    readiness: Readiness | None = None,
+    *,
+    serve_url: str | None = None,
+) -> Summary:
     """An outcome (or a claim held elsewhere) as the JSON a task pushes to XCom, with what the
-    run did to the readiness of the asset the check guards."""
+    run did to the readiness of the asset the check guards; `serve_url` (DQ_SERVE_URL) links
+    a red outcome's one line to the check's page on `dq serve`."""
     if isinstance(result, Claim):
         return {"check": result.check, "status": HELD, "summary": result.describe()}
     gate: Summary = {}
@@ -85,15 +91,21 @@ def summary_of(result: CheckOutcome | Claim, readiness: Readiness | None = None)
         "total": result.total,
         "error": result.error,
         "attempts": result.attempts,
-        "summary": one_line(result),
+        "summary": one_line(result, serve_url=serve_url),
     }
 
 
-def one_line(outcome: CheckOutcome) -> str:
-    """The outcome's summary with its first failing keys (what a red task's failure says)."""
+def one_line(outcome: CheckOutcome, *, serve_url: str | None = None) -> str:
+    """The outcome's summary with its first failing keys (what a red task's failure says) and,
+    unless it passed, the check's page on `dq serve` when `serve_url` is set."""
     keys = ", ".join(str(k) for k in outcome.failing_keys[:3])
     more = ", ..." if len(outcome.failing_keys) > 3 else ""
-    return outcome.summary() + (f"; failing keys: {keys}{more}" if keys else "")
+    line = outcome.summary() + (f"; failing keys: {keys}{more}" if keys else "")
+    if serve_url and outcome.status not in (Status.PASSED, Status.TOLERATED):
+        from scheduling.serve.pages import check_href
+
+        line += f"; {serve_url.rstrip('/')}{check_href(outcome.check)}"
+    return line
 
 
 def log_summary(summary: Summary) -> None:
@@ -137,7 +149,10 @@ def evaluate(
     extra = [stale] if stale is not None else []
     names = [e.name for e in chosen]
     run = run_window(names, start=start, end=end, settings=settings, extra_problems=extra)
-    summaries = {n: summary_of(r, run.readiness.get(n)) for n, r in run.results.items()}
+    page = settings.serve_url
+    summaries = {
+        n: summary_of(r, run.readiness.get(n), serve_url=page) for n, r in run.results.items()
+    }
     for summary in summaries.values():
         log_summary(summary)
     defaults = config.task_states()
@@ -183,7 +198,11 @@ def settle(
 
         settings = Settings.from_environment(config=config)
         again = run_window([entry.name], start=start, end=end, retry_errors=True, settings=settings)
-        summary = summary_of(again.results[entry.name], again.readiness.get(entry.name))
+        summary = summary_of(
+            again.results[entry.name],
+            again.readiness.get(entry.name),
+            serve_url=settings.serve_url,
+        )
     log_summary(summary)
     if summary["status"] == HELD:
         raise CheckNotEvaluated(str(summary["summary"]))

@@ -10,6 +10,7 @@ import logging
 import pytest
 
 from checkers.levels import AlertLevel
+from checkers.outcome import CheckOutcome, Status
 from checks.task_states import TaskStates, TaskVerdict
 from scheduling.airflow.manifest import Entry
 from scheduling.airflow.outcome_tasks import group_label
@@ -18,6 +19,7 @@ from scheduling.airflow.tasks import (
     OutcomeFailed,
     due,
     due_on_assets,
+    one_line,
     outcome_task,
     settle,
     tick_done,
@@ -94,6 +96,26 @@ def test_settle_fails_with_the_one_line_or_retries_only_a_held_window(caplog):
         ("ERROR", "c: window already claimed by h:1"),
         ("WARNING", "c: failed"),
     ]
+
+
+def test_a_red_one_line_names_its_first_keys_and_the_checks_page_on_dq_serve():
+    failed = CheckOutcome(
+        "teams.orders:daily",
+        Status.FAILED,
+        AlertLevel.ERROR,
+        failing=5,
+        total=10,
+        unexcused=5,
+        failing_keys=("k1", "k2", "k3", "k4"),
+    )
+    serve = "https://dq.example.com/"
+    assert one_line(failed, serve_url=serve) == (
+        "teams.orders:daily: FAILED (level ERROR), 5/10 failing (50.00%); "
+        "failing keys: k1, k2, k3, ...; https://dq.example.com/checks/teams.orders%3Adaily"
+    )
+    assert one_line(failed).endswith("failing keys: k1, k2, k3, ...")  # no dq serve: no link
+    passed = CheckOutcome("c", Status.PASSED, total=10)
+    assert one_line(passed, serve_url=serve) == passed.summary()  # nobody needs to click
 
 
 def test_a_checks_own_task_states_win_over_the_deployments():
