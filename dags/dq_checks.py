@@ -68,11 +68,12 @@ def _evaluate(trigger: str) -> list[str]:
 
 
 def _stale_manifest() -> None:
-    from scheduling.airflow.tasks import MANIFEST_CHECK, OUTCOMES, OutcomeFailed
+    from scheduling.airflow.tasks import MANIFEST_CHECK, OUTCOMES, manifest_failure
 
     ti = get_current_context()["ti"]
-    summary = (ti.xcom_pull(task_ids="evaluate", key=OUTCOMES) or {}).get(MANIFEST_CHECK) or {}
-    raise OutcomeFailed(str(summary.get("error") or "the check manifest is out of date"))
+    raise manifest_failure(
+        (ti.xcom_pull(task_ids="evaluate", key=OUTCOMES) or {}).get(MANIFEST_CHECK)
+    )
 
 
 def _tick() -> str:
@@ -132,9 +133,11 @@ def _checks(entries: list[Entry], trigger: str) -> None:
     from scheduling.airflow.outcome_tasks import OUTCOME_TASKS, group_label
 
     evaluate = task.branch(task_id="evaluate")(_evaluate)(trigger)
-    manifest = task(task_id="manifest", task_display_name="✖ manifest out of date")(
-        _stale_manifest
-    )()
+    manifest = task(
+        task_id="manifest",
+        task_display_name="✖ manifest out of date",
+        retry_policy=OUTCOME_DECIDES,  # a retry would find the same files
+    )(_stale_manifest)()
     tick = task(
         task_id="tick",
         task_display_name="tick: every due check evaluated",

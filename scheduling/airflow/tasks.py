@@ -131,6 +131,14 @@ def stale_manifest(manifest: Path, config: Config) -> DefinitionProblem | None:
     return DefinitionProblem(MANIFEST_CHECK, str(manifest), "", drift, owner=config.platform_owner)
 
 
+def manifest_failure(summary: Summary | None) -> OutcomeFailed:
+    """What fails the `manifest` task: the stale manifest's ERROR in one line (logged at ERROR
+    too), which names the changed files and how to regenerate the manifest."""
+    message = str((summary or {}).get("error") or "the check manifest is out of date")
+    log.error("%s", message)
+    return OutcomeFailed(message)
+
+
 def evaluate(
     chosen: Sequence[Entry], start: dt.datetime, end: dt.datetime, *, manifest: Path
 ) -> tuple[list[str], dict[str, Summary]]:

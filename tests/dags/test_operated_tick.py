@@ -51,7 +51,7 @@ def test_a_stale_manifest_stops_nothing_and_tells_the_platform_once(ticks, share
     assert "out of date with the checks (team_edits: changed team_edits.py)" in log
     alerts = (shared_stand.home / "state" / "alerts.jsonl").read_text().splitlines()
     told = [json.loads(a) for a in alerts if '"dq_manifest"' in a]
-    assert len(told) == 1 and told[0]["owner"] == "platform-team"  # once, not every tick
+    assert len(told) == 1 and told[0]["outcome"]["owner"] == "platform-team"  # once, not each tick
 
 
 def test_a_broken_check_fails_its_task_not_the_runs_and_is_retried_once(ticks):

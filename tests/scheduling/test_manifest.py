@@ -3,15 +3,20 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import logging
 import re
 import sys
 
 import pytest
 
+from checks.problems import problem_outcome
 from scheduling.airflow.manifest import StaleManifest, load_manifest, manifest_drift, task_ids
+from scheduling.airflow.tasks import manifest_failure, stale_manifest, summary_of
 from scheduling.cli import main
 from scheduling.cli.exits import EXIT_INVALID, EXIT_OK
+from scheduling.config import Config
 
 CHECK = """
 from checkers import PredicateSingleDatasetChecker
@@ -72,6 +77,21 @@ def test_manifest_out_check_and_staleness(team, tmp_path, capsys):
     (team / "orders.py").write_text(CHECK.format(name="OrdersPositive") + "# edited\n")
     drift = str(manifest_drift(out))
     assert "changed team_manifest_checks/orders.py" in drift and "dq manifest --out" in drift
+
+
+def test_a_stale_manifest_is_an_error_for_the_platforms_owner_in_one_line(team, tmp_path, caplog):
+    out = tmp_path / "dq_checks.json"
+    main(["manifest", "--out", str(out)])
+    config = Config.from_environment({"DQ_PLATFORM_OWNER": "platform-team"})
+    assert stale_manifest(out, config) is None
+    (team / "orders.py").write_text(CHECK.format(name="OrdersPositive") + "# edited\n")
+    problem = stale_manifest(out, config)
+    assert problem is not None and (problem.name, problem.owner) == ("dq_manifest", "platform-team")
+    outcome = problem_outcome(problem, dt.datetime(2026, 11, 22, 7, tzinfo=dt.UTC))
+    caplog.set_level(logging.INFO, logger="dq.outcomes")
+    failure = manifest_failure(summary_of(outcome))  # the `manifest` task fails with it
+    assert "changed team_manifest_checks/orders.py" in str(failure.code)
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [("ERROR", failure.code)]
 
 
 def test_an_old_manifest_version_is_refused(tmp_path):
