@@ -98,6 +98,8 @@ class CheckOutcome:
     failing_rows: str = ""
     owner: str = ""
     tags: tuple[str, ...] = ()
+    #: Evaluations in this run: 2 when an ERROR was evaluated again before it was recorded.
+    attempts: int = 1
 
     @property
     def share(self) -> float:
@@ -141,7 +143,12 @@ class CheckOutcome:
 
     def summary(self) -> str:
         """One line for logs: "c: FAILED (level ERROR), 2/16 failing (12.50%)" or "c: could not
-        run: <reason>"; a level is never printed where it could be read as a status."""
+        run: <reason>"; a level is never printed where it could be read as a status. An outcome
+        evaluated again after an ERROR says so."""
+        retried = f" (attempt {self.attempts}: retried after an ERROR)" if self.attempts > 1 else ""
+        return self._summary() + retried
+
+    def _summary(self) -> str:
         if self.status is Status.ERROR:
             return f"{self.check}: could not run: {self.error}"
         if self.status is Status.PASSED:

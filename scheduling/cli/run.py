@@ -39,10 +39,13 @@ def _cmd_due(args: argparse.Namespace) -> int:
     from scheduling.runner import due
 
     now, settings = parse_time(args.at), args.project.settings
-    windows = due(now, settings=settings, checks=list(args.project.checks().values()))
+    found = args.project.discovery()
+    windows = due(now, settings=settings, checks=list(found.checks.values()))
     for window in windows:
         print(f"{window.check:40} due in ({window.start.isoformat()}, {window.end.isoformat()}]")
-    if not windows:
+    for problem in found.problems:  # `dq run --due` gives each its ERROR outcome every tick
+        print(f"{problem.name:40} due every tick: an ERROR until fixed ({problem.reason})")
+    if not windows and not found.problems:
         print("no check is due")
     return EXIT_OK
 

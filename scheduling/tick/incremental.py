@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from checkers.checker import (
@@ -129,20 +129,43 @@ def stable_checker(checker: Checker, check: type[QualityCheck]) -> Checker:
 def definition_digest(check: type[QualityCheck], parser: Parser, plan: CheckerPlan) -> str:
     """Changes whenever stored states may no longer mean the same: the check's module source,
     its parser (where it reads: a lazy path resolved), and what each analyzer computes (a
-    counted condition's expression too). Never an object's address: the digest of a check must
-    be the same in every process."""
+    counted condition's expression too, in its canonical form). Never an object's address nor
+    the kind of session: the digest of a check must be the same in every process, whatever
+    session it runs on (`canonical_conditions`)."""
     parts = [repr(parser), parser.describe(), check.name]
     module = sys.modules.get(check.__module__)
     try:
         parts.append(inspect.getsource(module) if module else check.__qualname__)
     except (OSError, TypeError):
         parts.append(check.__qualname__)
+    conditions = iter(canonical_conditions(plan))
     for analyzer in plan.analyzers:
         parts.append(repr(analyzer))
         if isinstance(analyzer, CountWhere):
-            parts.append(str(analyzer.condition))
+            parts.append(next(conditions))
     text = _ADDRESS.sub("", "\n".join(parts))
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def canonical_conditions(plan: CheckerPlan) -> list[str]:
+    """The plan's counted conditions as Spark's analyzer names them over the plan's frame: the
+    same text on a classic session and on Spark Connect, where `str()` of a Column is not (the
+    client builds it). One analysis for all; a condition the frame cannot analyze keeps its own
+    text (its check is an ERROR, and stores no state)."""
+    conditions = [a.condition for a in plan.analyzers if isinstance(a, CountWhere)]
+    if not conditions:
+        return []
+    try:
+        return list(plan.frame.select(*conditions).columns)
+    except Exception:
+        return [_canonical(plan.frame, c) for c in conditions]
+
+
+def _canonical(frame: DataFrame, condition: Column) -> str:
+    try:
+        return str(frame.select(condition).columns[0])
+    except Exception:
+        return str(condition)
 
 
 #: `<function <lambda> at 0x7f...>`: an address differs from one process to the next.

@@ -21,7 +21,6 @@ from tests.conftest import MARIADB_URL, POSTGRES_URL
 REPO = Path(__file__).resolve().parents[2]
 
 
-
 def deliverer_env(tmp_path: Path, url: str, http: str, smtp_port: int, cert: Path) -> dict:
     config = tmp_path / "dq.toml"
     config.write_text(loopback_receivers_toml(http, smtp_port, timeout_s=10))

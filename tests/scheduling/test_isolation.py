@@ -144,6 +144,11 @@ def test_commands_keep_working_for_the_good_checks(broken_env, spark, capsys):
     assert "good_amounts" in names and not names & set(DEFINITION_PROBLEMS)
     broken = {c["name"] for c in entries if "problem" in c}  # each shows as a failing task
     assert len(broken) == 26 and set(DEFINITION_PROBLEMS) <= broken
+    assert main(["due", "--at", "2026-11-22T07:00:00"]) == EXIT_OK  # as `dq run --due` runs them
+    listed = capsys.readouterr().out.splitlines()
+    assert re.search(r"^good_amounts +due in \(", "\n".join(listed), re.MULTILINE)
+    every_tick = [line.split()[0] for line in listed if "due every tick: an ERROR" in line]
+    assert sorted(every_tick) == sorted(broken)
 
     # A broken check asked for by name is its ERROR outcome, not a usage error.
     assert main(["run", "bad_cron", "good_amounts", "--at", "2026-11-22T06:00:00"]) == EXIT_ERROR
