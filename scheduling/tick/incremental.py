@@ -153,12 +153,13 @@ def canonical_conditions(plan: CheckerPlan) -> list[str]:
     client builds it). One analysis for all; a condition the frame cannot analyze keeps its own
     text (its check is an ERROR, and stores no state)."""
     conditions = [a.condition for a in plan.analyzers if isinstance(a, CountWhere)]
-    if not conditions:
-        return []
+    frame = plan.frame
+    if not conditions or frame is None:
+        return [str(c) for c in conditions]
     try:
-        return list(plan.frame.select(*conditions).columns)
+        return list(frame.select(*conditions).columns)
     except Exception:
-        return [_canonical(plan.frame, c) for c in conditions]
+        return [_canonical(frame, c) for c in conditions]
 
 
 def _canonical(frame: DataFrame, condition: Column) -> str:

@@ -194,7 +194,7 @@ def retry_once(state: TickState) -> None:
     if state.settings.database_error is None:
         with tolerated(state.settings), state.settings.engine.connect() as connection:
             last = last_statuses(connection, [c.name for c, _ in checked])
-    again = to_retry([c for c, _ in checked], [o for _, o in checked], last)  # type: ignore[misc]
+    again = to_retry([c for c, _ in checked], [o for _, o in checked], last)
     if not again:
         return
     state.request.progress(f"retrying {len(again)} check(s) that could not run")
