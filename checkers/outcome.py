@@ -81,7 +81,9 @@ class CheckOutcome:
     metrics: Mapping[str, object] = field(default_factory=dict)
     #: For a metric answered by a sketch, the values a recomputation from scratch may give
     #: (`checkers.metrics.agreement`); the drift guard compares by them. Not recorded.
-    agreements: Mapping[str, Agreement] = field(default_factory=dict, metadata={"recorded": False})
+    agreements: Mapping[str, Agreement] = field(
+        default_factory=dict, compare=False, metadata={"recorded": False}
+    )
     started_at: dt.datetime | None = None
     finished_at: dt.datetime | None = None
     timings: Mapping[str, float] = field(default_factory=dict)

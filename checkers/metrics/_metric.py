@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -49,7 +49,7 @@ class Metric:
     #: The error is an empty state: no rows (or no non-NULL values) reached the analyzer.
     empty: bool = False
     #: A sketch's answer: the values a recomputation from scratch may give (None: exactly this).
-    agreement: Agreement | None = None
+    agreement: Agreement | None = field(default=None, compare=False)
     source: MetricSource = MetricSource.SCAN
 
     @property
