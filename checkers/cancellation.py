@@ -1,11 +1,14 @@
-"""Cancelling Spark work by tag: the actions a thread starts inside `tagged(...)` carry a job tag,
-and `interrupt(...)`, called from any thread (a loader at a source's deadline), cancels them and
-stops their running tasks.
+"""Cancelling Spark work by tag: the actions a thread starts inside `tagged(...)` carry a tag
+(`SparkSession.addTag`), and `interrupt(...)`, called from any thread (a loader at a source's
+deadline), interrupts them (`SparkSession.interruptTag`) and returns the operations it stopped.
 
-Spark Connect keeps tags on the client and interrupts by tag from any thread. Classic sessions
-resolve `SparkSession.interruptTag` through the calling thread's own tags, so another thread's
-interrupt finds nothing (tried on PySpark 4.3): there the SparkContext's literal job tags are
-used instead, the one place the engine touches the SparkContext."""
+Only the session's API is used, so the code is the same on classic Spark and on Spark Connect.
+They differ in what an interrupt from another thread reaches: a Spark Connect server interrupts
+every operation of the session carrying the tag, whatever client thread started it; a classic
+session resolves a tag through the calling thread's own tags (PySpark 4.x), so another thread's
+interrupt finds nothing there, and a late classic load is abandoned instead (its result is
+dropped; its jobs end on their own). Reaching past the session to the SparkContext's job tags
+would cancel on classic too, but library code keeps to the API both kinds of session share."""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from contextlib import contextmanager
 
 from pyspark.sql import SparkSession
 
-#: The prefix of every tag the engine puts on Spark jobs (the UI and `dq` logs show it).
+#: The prefix of every tag the engine puts on Spark work (the UI and `dq` logs show it).
 TAG_PREFIX = "dq"
 
 
@@ -27,11 +30,6 @@ def job_tag(what: str) -> str:
     return f"{TAG_PREFIX}-{uuid.uuid4().hex[:12]}-{readable}"
 
 
-def is_connect(spark: SparkSession) -> bool:
-    """Whether `spark` is a Spark Connect session (without importing its client)."""
-    return type(spark).__module__.startswith("pyspark.sql.connect")
-
-
 @contextmanager
 def tagged(spark: SparkSession | None, tag: str) -> Iterator[str]:
     """Every Spark action this thread starts inside the block carries `tag` (without a session,
@@ -39,28 +37,16 @@ def tagged(spark: SparkSession | None, tag: str) -> Iterator[str]:
     if spark is None:
         yield tag
         return
-    if is_connect(spark):
-        spark.addTag(tag)
-        try:
-            yield tag
-        finally:
-            spark.removeTag(tag)
-        return
-    context = spark.sparkContext
-    context.setInterruptOnCancel(True)  # a cancelled task's thread is interrupted, not left to end
-    context.addJobTag(tag)
+    spark.addTag(tag)
     try:
         yield tag
     finally:
-        context.removeJobTag(tag)
+        spark.removeTag(tag)
 
 
-def interrupt(spark: SparkSession | None, tag: str) -> None:
-    """Cancel the running and waiting jobs carrying `tag`, from any thread. Work that already
-    ended is not affected."""
+def interrupt(spark: SparkSession | None, tag: str) -> list[str]:
+    """Interrupt the running operations carrying `tag` (see the module's note on classic
+    sessions); the operations stopped. Work that already ended is not affected."""
     if spark is None:
-        return
-    if is_connect(spark):
-        spark.interruptTag(tag)
-    else:
-        spark.sparkContext.cancelJobsWithTag(tag)
+        return []
+    return list(spark.interruptTag(tag))

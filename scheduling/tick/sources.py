@@ -1,6 +1,7 @@
 """Loading a tick's sources: each distinct parser once, a few at a time, each within its
-deadline. A source past its deadline is reported as timed out, its Spark jobs are cancelled (its
-load runs under a job tag) and its thread is abandoned: no check waits."""
+deadline. A source past its deadline is reported as timed out, its Spark operations are
+interrupted by the tag its load runs under (on Spark Connect: checkers.cancellation) and its thread
+is abandoned: no check waits."""
 
 from __future__ import annotations
 
@@ -77,10 +78,13 @@ def _load(
 
 
 def _cancel(spark: SparkSession, tag: str) -> None:
-    """A late load's Spark jobs cancelled; a failure to cancel is logged, the run goes on (its
-    result is dropped either way)."""
+    """A late load's Spark operations interrupted (on Spark Connect; checkers.cancellation says
+    why not on classic); a failure to interrupt is logged, the run goes on (its result is
+    dropped either way)."""
     try:
-        interrupt(spark, tag)
+        stopped = interrupt(spark, tag)
+        if stopped:
+            log.info("interrupted %d Spark operation(s) tagged %s", len(stopped), tag)
     except Exception as exc:
         log.warning("cancelling the Spark jobs tagged %s failed: %s", tag, _describe(exc))
 
