@@ -83,7 +83,7 @@ class RowPredicateChecker(Checker):
             if error is not None:
                 return CheckerResult.failed_to_run(_without_analyzer_name(error))
             if problems and (found := int(metrics[problems[0]].value)):  # type: ignore[arg-type]
-                entries = metrics[problems[1]].value["entries"]  # type: ignore[index]
+                entries: list[list[object]] = metrics[problems[1]].value["entries"]  # type: ignore[index,assignment]
                 example = str(entries[0][1]) if entries else None
                 return CheckerResult.failed_to_run(problem_error(found, example))
             values = {name: int(metrics[a].value) for name, a in analyzers.items()}  # type: ignore[arg-type]
