@@ -1,4 +1,4 @@
-"""The installation id: random, made with the project database (migration 12), and part of every
+"""The installation id: random, made with the project database (migration 13), and part of every
 dedup key, Message-ID, PagerDuty dedup_key and Slack message metadata, so two installations
 posting to one channel or service (staging beside production, a rebuilt `dq.db`) never adopt
 each other's messages as their own."""

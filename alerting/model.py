@@ -171,7 +171,7 @@ class Notification:
     #: The group's first incident, whose threads carry this incident's notifications
     thread_incident_id: int | None = None
     thread_fingerprint: str | None = None
-    #: The installation that recorded it (alerting.installation; "" before migration 12)
+    #: The installation that recorded it (alerting.installation; "" before migration 13)
     installation: str = ""
     #: A resolve's: how many other incidents of its group's thread are still open
     group_open: int = 0

@@ -232,7 +232,7 @@ def _v11_groups(connection: Connection) -> None:
     add_missing_columns(connection, notifications, ["thread_incident_id"])
 
 
-def _v12_installation(connection: Connection) -> None:
+def _v13_installation(connection: Connection) -> None:
     installation.create(connection, checkfirst=True)
     if connection.execute(sa.select(installation.c.id)).first() is None:
         connection.execute(installation.insert().values(id=uuid.uuid4().hex, created_at=utc_now()))
@@ -245,5 +245,5 @@ MIGRATIONS = [
     Migration(8, "alerting", _v8_effective_level),
     Migration(10, "alerting", _v10_triage),
     Migration(11, "alerting", _v11_groups),
-    Migration(12, "alerting", _v12_installation),
+    Migration(13, "alerting", _v13_installation),
 ]

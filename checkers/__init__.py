@@ -33,6 +33,7 @@ _EXPORTS = {
     "SqlTable": "checkers.consistency",
     "MetricChecker": "checkers.metric_checker",
     "MetricConstraint": "checkers.metric_checker",
+    "SchemaChecker": "checkers.schema_checker",
 }
 
 __all__ = [
@@ -54,6 +55,7 @@ __all__ = [
     "OffsetPredicateSingleDatasetChecker",
     "PredicateDoubleDatasetsChecker",
     "PredicateSingleDatasetChecker",
+    "SchemaChecker",
     "ShareAtMost",
     "SqlTable",
     "Status",
@@ -79,6 +81,7 @@ if TYPE_CHECKING:
         OffsetPredicateSingleDatasetChecker,
         PredicateSingleDatasetChecker,
     )
+    from checkers.schema_checker import SchemaChecker
     from checkers.spark import spark_session, spark_target
     from checkers.tolerances import (
         FailureCounts,

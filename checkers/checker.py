@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 from checkers._keys import key_columns, quoted
 from checkers.errors import describe_failure
 from checkers.metrics import Analyzer, CountWhere, Metric, run_analysis
+from checkers.metrics.agreement import Agreement
 from checkers.outcome import SampleRow, json_safe
 from checkers.sample_limits import IN_FILE, bounded_rows
 from checkers.tolerances import KnownBroken, Tolerance
@@ -35,11 +36,15 @@ class CheckerResult:
     unexcused: int = 0
     rows: int | None = None
     metrics: dict[str, object] = field(default_factory=dict)
+    #: How a recomputation may answer each metric a sketch answered (CheckOutcome.agreements).
+    agreements: dict[str, Agreement] = field(default_factory=dict)
     error: str | None = None
     spark_actions: int = 0
     #: What the run read: `rows_read`, and for incremental checks `partitions_read` (new or
     #: changed) of `partitions` (in scope).
     reading: dict[str, int] = field(default_factory=dict)
+    #: Where each metric the result names came from (`scan`, `metadata`, `states`), by name.
+    metric_sources: dict[str, str] = field(default_factory=dict)
     #: How many distinct keys `failing_keys` are drawn from, and whether the count is exact (a
     #: sketch estimates it beyond a few thousand); None when the checker has no key.
     keys_distinct: tuple[int, bool] | None = None
@@ -84,9 +89,10 @@ class CheckerResult:
 
 @dataclass
 class CheckerPlan:
-    """How a checker runs on the engine: its `analyzers` over `frame`, then `finish`."""
+    """How a checker runs on the engine: its `analyzers` over `frame`, then `finish`. A plan
+    without a frame reads no data (a monitor of tables' metadata): it is finished at once."""
 
-    frame: DataFrame
+    frame: DataFrame | None
     analyzers: list[Analyzer]
     finish: Callable[[Mapping[Analyzer, Metric]], CheckerResult]
 
@@ -111,9 +117,11 @@ class Checker(ABC):
             "partitions is not the merge of its results over each"
         )
 
-    def run(self, tolerance: Tolerance | None = None) -> CheckerResult:
+    def run(
+        self, tolerance: Tolerance | None = None, *, use_metadata: bool = True
+    ) -> CheckerResult:
         """Run this checker alone (use `run_checkers` to share passes between checkers)."""
-        return run_checkers([(self, tolerance)])[0]
+        return run_checkers([(self, tolerance)], use_metadata=use_metadata)[0]
 
 
 def rows_to_dicts(rows: Iterable[object]) -> list[SampleRow]:
@@ -245,25 +253,41 @@ def pass_groups(frames: Sequence[DataFrame | None]) -> list[list[int]]:
     return [members for _, _, members in groups]
 
 
+def _finish_without_data(plan: CheckerPlan) -> CheckerResult:
+    try:
+        return plan.finish({})
+    except Exception as exc:  # the checker's own metadata reading failed: its ERROR
+        return CheckerResult.failed_to_run(describe_failure(exc))
+
+
 def run_checkers(
     checkers: Sequence[tuple[Checker, Tolerance | None]] | Sequence[Checker],
+    *,
+    use_metadata: bool = True,
 ) -> list[CheckerResult]:
     """Run many checkers; those planned over the same data share one engine run, so k row
     predicates over one dataset cost one aggregation pass. Each result names its pass
-    (`engine_pass`) and that pass's time (`pass_s`)."""
+    (`engine_pass`) and that pass's time (`pass_s`). `use_metadata=False` scans every metric
+    (no answers from file statistics: `dq run --no-metadata`)."""
     pairs = [c if isinstance(c, tuple) else (c, None) for c in checkers]
     planned = [plan_or_error(checker, tolerance) for checker, tolerance in pairs]
     results: list[CheckerResult | None] = [
-        p if isinstance(p, CheckerResult) else None for p in planned
+        _finish_without_data(p) if isinstance(p, CheckerPlan) and p.frame is None else None
+        for p in planned
     ]
-    plans = [p if isinstance(p, CheckerPlan) else None for p in planned]
+    for i, given in enumerate(planned):
+        if isinstance(given, CheckerResult):
+            results[i] = given
+    plans = [p if isinstance(p, CheckerPlan) and p.frame is not None else None for p in planned]
     groups = pass_groups([p.frame if p is not None else None for p in plans])
     for number, indexes in enumerate(groups):
         members = [p for i in indexes if (p := plans[i]) is not None]
         analyzers = [a for p in members for a in p.analyzers]
         started = time.perf_counter()
         try:
-            analysis = run_analysis(members[0].frame, analyzers)
+            frame = members[0].frame
+            assert frame is not None  # frame-less plans finished above
+            analysis = run_analysis(frame, analyzers, use_metadata=use_metadata)
         except Exception as exc:
             for i in indexes:
                 results[i] = CheckerResult.failed_to_run(describe_failure(exc))
@@ -271,6 +295,8 @@ def run_checkers(
         for n, (i, plan) in enumerate(zip(indexes, members, strict=True)):
             result = plan.finish(analysis.metrics)
             result.spark_actions = analysis.spark_actions if n == 0 else 0
+            if analysis.bytes_not_read:  # metadata answered: the files were not read
+                result.reading = {**result.reading, "bytes_not_read": analysis.bytes_not_read}
             result.engine_pass = number
             results[i] = result
         spent = time.perf_counter() - started

@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from checkers.project_db import LongText, Migration, UtcDateTime
+from checkers.project_db.ddl import add_missing_columns
 
 metadata = sa.MetaData()
 
@@ -37,6 +38,8 @@ metrics_table = sa.Table(
     sa.Column("check_status", sa.String(20)),
     sa.Column("constraint_name", sa.String(500)),
     sa.Column("constraint_status", sa.String(20)),
+    # where the value came from: scan, metadata or states (migration 12; NULL before it)
+    sa.Column("source", sa.String(16)),
     sa.Index("ix_dq_metrics_source_time", "source_table", "dataset_time"),
     sa.Index("ix_dq_metrics_analyzer_time", "analyzer", "dataset_time"),
 )
@@ -157,9 +160,16 @@ def _v11_periods(connection: Connection) -> None:
     metric_periods.create(connection, checkfirst=True)
 
 
+def _v12_metric_source(connection: Connection) -> None:
+    """Metric history says where each value came from (lakehouse: metrics from metadata)."""
+    if sa.inspect(connection).has_table(metrics_table.name):  # none on MariaDB (see 9)
+        add_missing_columns(connection, metrics_table, ["source"])
+
+
 MIGRATIONS = [
     Migration(7, "checkers.metrics", _v7_partitions),
     Migration(9, "checkers.metrics", _v9_history_and_states),
     Migration(10, "checkers.metrics", _v10_annotations),
     Migration(11, "checkers.metrics", _v11_periods),
+    Migration(12, "checkers.metrics", _v12_metric_source),
 ]

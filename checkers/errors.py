@@ -28,6 +28,29 @@ def _python_worker_error(text: list[str]) -> str | None:
     return explain_worker_error(f"{text[0]} {raised[-1]}") if raised else None
 
 
+_PARQUET_MISMATCH = re.compile(
+    r"reading file (?P<file>\S+?)\. Data type mismatches when reading Parquet column "
+    r"\[(?P<column>[^\]]+)\]\. Expected Spark type (?P<expected>\S+), actual Parquet type "
+    r"(?P<actual>\S+?)\."
+)
+
+
+def _partitions_disagree(message: str) -> str | None:
+    """Files (usually partitions) of one source whose types of a column disagree: the file, its
+    partition directories and the column, instead of Spark's conversion error."""
+    found = _PARQUET_MISMATCH.search(message)
+    if found is None:
+        return None
+    path = found["file"]
+    partition = "/".join(part for part in path.split("/")[:-1] if "=" in part)
+    where = f"partition {partition} ({path})" if partition else path
+    return (
+        f"the partitions disagree on column '{found['column']}': {where} holds it as "
+        f"{found['actual']}, the schema read from the other files says {found['expected']}; "
+        "rewrite that partition, or read with a schema that casts it"
+    )
+
+
 def describe_failure(exc: Exception) -> str:
     """What went wrong, without the JVM stack trace: Spark's message; for a failed job, the Spark
     cause and the root cause (a malformed record, a bad cast); for an error in a Python worker,
@@ -37,6 +60,8 @@ def describe_failure(exc: Exception) -> str:
         return type(exc).__name__
     if "Python worker" in text[0] and (python := _python_worker_error(text)):
         return python
+    if disagreement := _partitions_disagree(" ".join(text[:3])):
+        return disagreement
     calling = text[0].startswith("An error occurred while calling") and len(text) > 1
     causes = [text[1].lstrip(": ") if calling else text[0]]
     for n, line in enumerate(text):

@@ -13,6 +13,7 @@ from checkers.metrics import Analyzer, Metric, Size
 from checkers.metrics.check import Check, CheckLevel
 from checkers.metrics.constraints import ConstraintStatus, MetricConstraint
 from checkers.metrics.partitioned import has_partition_states
+from checkers.metrics.segments import MAX_SEGMENTS
 from checkers.metrics.time_buckets import fill_history
 from checkers.metrics.verification import (
     MetricHistory,
@@ -21,6 +22,7 @@ from checkers.metrics.verification import (
     worst_status,
 )
 from checkers.outcome import json_safe
+from checkers.segment_checking import judge_segments
 from checkers.tolerances import KnownBroken
 
 __all__ = ["ConstraintSource", "MetricChecker", "MetricConstraint", "MetricHistory"]
@@ -40,6 +42,10 @@ class MetricChecker(Checker):
 
     With `history`, `has_no_anomalies` constraints compare their metric with the repository's
     history, and the run's metrics and statuses are saved there (unless `history.save` is off).
+
+    With `segment_by` (columns), every constraint is judged for each segment (each value of
+    those columns) instead of the whole; failing elements are (segment, constraint) pairs. At
+    most `max_segments` segments: beyond, the checker is an error.
     """
 
     def __init__(
@@ -48,6 +54,8 @@ class MetricChecker(Checker):
         constraints: Sequence[MetricConstraint | ConstraintSource],
         *,
         history: MetricHistory | None = None,
+        segment_by: Sequence[str] = (),
+        max_segments: int = MAX_SEGMENTS,
     ) -> None:
         checks: list[Check] = []
         loose = Check(CheckLevel.ERROR, "constraints")
@@ -67,8 +75,16 @@ class MetricChecker(Checker):
         self.checks = tuple(checks)
         self.constraints = tuple(c for check in checks for c in check.constraints)
         self.history = history
+        self.segment_by = tuple(segment_by)
+        self.max_segments = max_segments
+        if missing := [c for c in self.segment_by if c not in dataset.columns]:
+            raise ValueError(f"segment_by names columns the data lacks: {missing}")
+        if self.segment_by and history is not None:
+            raise ValueError("segment_by has no metric history yet: drop history= or segment_by=")
 
     def incremental_problem(self, partition_columns: Sequence[str]) -> str | None:
+        if self.segment_by:
+            return "a MetricChecker with segment_by cannot be evaluated incrementally yet"
         whole = [c.analyzer for c in self.constraints if not has_partition_states(c.analyzer)]
         if whole:
             return (
@@ -90,6 +106,8 @@ class MetricChecker(Checker):
     def plan(self, excused: Sequence[KnownBroken] = ()) -> CheckerPlan:
         if excused:
             raise ValueError("KnownBroken keys do not apply to metric constraints")
+        if self.segment_by:
+            return segmented_plan(self)
         frame = self.dataset
         schema = frame.schema
         size = Size()
@@ -107,10 +125,14 @@ class MetricChecker(Checker):
             if self.history is not None and self.history.save:
                 own = {a: metrics[a] for a in analyzers}
                 self.history.record(VerificationResult(worst_status(results), results, own))
-            failed, values = [], {}
+            failed, values, agreements, sources = [], {}, {}, {}
             for outcome in (o for r in results for o in r.constraint_results):
                 label = outcome.constraint.name
                 values[label] = json_safe(outcome.value)
+                if outcome.metric is not None:
+                    sources[label] = outcome.metric.source.value
+                    if outcome.metric.agreement is not None:
+                        agreements[label] = outcome.metric.agreement
                 if outcome.status is ConstraintStatus.FAILURE:
                     failed.append(
                         {
@@ -128,7 +150,14 @@ class MetricChecker(Checker):
                 unexcused=len(failed),
                 rows=int(rows.value) if rows.ok else None,  # type: ignore[arg-type]
                 metrics=values,
+                agreements=agreements,
+                metric_sources=sources,
                 fetch_sample=lambda limit: failed[:limit],
             )
 
         return CheckerPlan(frame, analyzers, finish)
+
+
+def segmented_plan(checker: MetricChecker) -> CheckerPlan:
+    """The checker's constraints judged per segment, from one segmented engine run."""
+    return CheckerPlan(checker.dataset, [], lambda _: judge_segments(checker))

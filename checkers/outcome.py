@@ -9,6 +9,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from checkers.levels import AlertLevel
 from checkers.sample_limits import (
@@ -19,6 +20,9 @@ from checkers.sample_limits import (
     bounded_value,
     cut_text,
 )
+
+if TYPE_CHECKING:
+    from checkers.metrics.agreement import Agreement
 
 #: One failing element, column name -> JSON-safe value.
 SampleRow = dict[str, object]
@@ -75,18 +79,29 @@ class CheckOutcome:
     failing_keys_distinct: int | None = None
     failing_keys_approximate: bool = False
     metrics: Mapping[str, object] = field(default_factory=dict)
+    #: For a metric answered by a sketch, the values a recomputation from scratch may give
+    #: (`checkers.metrics.agreement`); the drift guard compares by them. Not recorded.
+    agreements: Mapping[str, Agreement] = field(
+        default_factory=dict, compare=False, metadata={"recorded": False}
+    )
     started_at: dt.datetime | None = None
     finished_at: dt.datetime | None = None
     timings: Mapping[str, float] = field(default_factory=dict)
     #: What the run read: `rows_read`; incremental checks add `partitions_read` (new or changed)
     #: and `partitions` (in scope).
     reading: Mapping[str, int] = field(default_factory=dict)
+    #: Where each metric in `metrics` came from: `scan`, `metadata` (file statistics, the
+    #: schema) or `states` (stored by earlier runs), by name; `reading["bytes_not_read"]` says
+    #: what metadata answers spared.
+    metric_sources: Mapping[str, str] = field(default_factory=dict)
     scope: str = ""
     #: Where the run wrote its failing sample for alerts to link to: a POSIX path relative to
     #: the failing-rows directory ("" when none; `alerting.failing_rows.failing_rows_link`).
     failing_rows: str = ""
     owner: str = ""
     tags: tuple[str, ...] = ()
+    #: Evaluations in this run: 2 when an ERROR was evaluated again before it was recorded.
+    attempts: int = 1
 
     @property
     def share(self) -> float:
@@ -130,7 +145,12 @@ class CheckOutcome:
 
     def summary(self) -> str:
         """One line for logs: "c: FAILED (level ERROR), 2/16 failing (12.50%)" or "c: could not
-        run: <reason>"; a level is never printed where it could be read as a status."""
+        run: <reason>"; a level is never printed where it could be read as a status. An outcome
+        evaluated again after an ERROR says so."""
+        retried = f" (attempt {self.attempts}: retried after an ERROR)" if self.attempts > 1 else ""
+        return self._summary() + retried
+
+    def _summary(self) -> str:
         if self.status is Status.ERROR:
             return f"{self.check}: could not run: {self.error}"
         if self.status is Status.PASSED:
@@ -145,6 +165,8 @@ class CheckOutcome:
         keys cut at CELL_CHARS, the sample at SAMPLE_BYTES, the error at ERROR_CHARS."""
         out: dict[str, object] = {}
         for f in fields(self):
+            if not f.metadata.get("recorded", True):
+                continue
             value = getattr(self, f.name)
             if isinstance(value, AlertLevel):
                 value = value.name

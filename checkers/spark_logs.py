@@ -1,7 +1,8 @@
 """Where Spark's own output goes. The JVM's logs, progress bars and stack traces would bury a run's
-results, so by default they go to `$DQ_STATE_DIR/logs/spark.log`; `DQ_SPARK_LOG=stderr` keeps
-them on the console (debugging), as does a run inside an Airflow task, whose log is where people
-look. `DQ_SPARK_LOG=<path>` names another file."""
+results, so by default they go to `$DQ_STATE_DIR/logs/spark.log`, inside an Airflow task too
+(Airflow logs a task's stderr at ERROR, where they would hide the failed outcomes);
+`DQ_SPARK_LOG=stderr` keeps them on the console (debugging), `DQ_SPARK_LOG=<path>` names another
+file."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from checkers.private_files import PRIVATE_FILE, private_directory
 SPARK_LOG_ENV = "DQ_SPARK_LOG"
 CONSOLE = "stderr"
 #: The same variables as scheduling.airflow.worker_config (checkers may not import scheduling).
-STATE_DIR_ENV, DEFAULT_STATE_DIR, AIRFLOW_TASK_ENV = "DQ_STATE_DIR", ".dq", "AIRFLOW_CTX_DAG_ID"
+STATE_DIR_ENV, DEFAULT_STATE_DIR = "DQ_STATE_DIR", ".dq"
 #: A log past this size is moved to `<name>.1` (one generation kept) before a JVM starts.
 ROTATE_BYTES = 16 * 2**20
 #: PySpark's Connect client draws its own progress bar when this is "1" (pyspark.sql.connect.shell).
@@ -38,8 +39,6 @@ def spark_log(environ: Mapping[str, str] | None = None) -> Path | None:
         return None
     if chosen:
         return Path(chosen).absolute()
-    if env.get(AIRFLOW_TASK_ENV):
-        return None
     return log_dir(env) / "spark.log"
 
 

@@ -1,14 +1,16 @@
 """The one dq-checkers DAG, every 15 minutes. `evaluate` picks the checks due in the run's data
 interval and runs them all in one process: one Spark application per tick (none with a
-Spark Connect server, DQ_SPARK_REMOTE), one read per source. Each check keeps its own task group
-and state: `ok` (an empty task, no process) succeeds when the outcome leaves it green; `result`
-fails, without retry for a FAILED outcome at or above its level, with retries (each evaluating
-the check again) for an ERROR; both are skipped when the check is not due.
+Spark Connect server, DQ_SPARK_REMOTE), one read per source, an ERROR evaluated once more there.
+Each check keeps its own task group, one task per kind of outcome: `ok`, `tolerated`, `warning`
+(empty: no process) or `critical`, `failed`, `not_run` (red: fails with the outcome's one line);
+the others are skipped, so the grid shows each check's level by name. The run's state follows
+one leaf, `tick`: the tick ran and every due check was evaluated (a red check does not fail it).
 
 Wiring only. The check list comes from the manifest (DQ_MANIFEST, else dq_checks.json beside this
-file) written at deploy time by `dq manifest`; parsing hashes the check packages' files to refuse
-a stale manifest, and imports neither Spark nor the checks. Replays: DQ_DAG_START, DQ_DAG_END
-(ISO times, the first and last data interval start) and DQ_DAG_CATCHUP=1."""
+file) written at deploy time by `dq manifest`; parsing imports neither Spark nor the checks. A
+manifest out of date with the check files is no import error: the DAG keeps its checks, and
+`evaluate` fails the `manifest` task and alerts the platform's owner. Replays: DQ_DAG_START,
+DQ_DAG_END (ISO times, the first and last data interval start) and DQ_DAG_CATCHUP=1."""
 
 from __future__ import annotations
 
@@ -19,12 +21,16 @@ from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import (
     Asset,
     CronDataIntervalTimetable,
+    ExceptionRetryPolicy,
+    RetryAction,
+    RetryRule,
     TaskGroup,
     TriggerRule,
     dag,
     get_current_context,
     task,
 )
+from airflow.sdk.definitions._internal.mixins import DependencyMixin
 
 from scheduling.airflow.manifest import Entry, asset_key, load_manifest, task_ids
 from scheduling.config import DagConfig
@@ -32,7 +38,7 @@ from scheduling.config import DagConfig
 TICK = dt.timedelta(minutes=15)
 # Read when Airflow parses this file, in the DAG processor: no run, no Settings exist yet.
 CONFIG = DagConfig.from_environment(default_manifest=Path(__file__).with_name("dq_checks.json"))
-ENTRIES = load_manifest(CONFIG.manifest)  # a missing or stale manifest is this file's import error
+ENTRIES = load_manifest(CONFIG.manifest)  # a missing manifest is this file's import error
 BY_TASK = {e.task_id: e for e in ENTRIES}
 CLOCK = "clock"  # what starts a run: the 15-minute clock, or an upstream asset's key
 
@@ -49,18 +55,36 @@ def _window() -> tuple[dt.datetime, dt.datetime]:
 
 
 def _evaluate(trigger: str) -> list[str]:
-    from scheduling.airflow.tasks import OUTCOMES, due, due_on_assets, evaluate
+    from scheduling.airflow.tasks import CHOSEN, OUTCOMES, due, due_on_assets, evaluate
 
     context = get_current_context()
     start, end = _window()
     # the checks due by their clocks, or those run by an event of upstream asset `trigger`
     chosen = due(ENTRIES, start, end) if trigger == CLOCK else due_on_assets(ENTRIES, trigger)
-    follow, summaries = evaluate(chosen, start, end)
+    context["ti"].xcom_push(key=CHOSEN, value=[e.name for e in chosen])
+    follow, summaries = evaluate(chosen, start, end, manifest=CONFIG.manifest)
     context["ti"].xcom_push(key=OUTCOMES, value=summaries)
     return follow
 
 
-def _result(task_id: str) -> dict[str, object]:
+def _stale_manifest() -> None:
+    from scheduling.airflow.tasks import MANIFEST_CHECK, OUTCOMES, manifest_failure
+
+    ti = get_current_context()["ti"]
+    raise manifest_failure(
+        (ti.xcom_pull(task_ids="evaluate", key=OUTCOMES) or {}).get(MANIFEST_CHECK)
+    )
+
+
+def _tick() -> str:
+    from scheduling.airflow.tasks import CHOSEN, OUTCOMES, tick_done
+
+    ti = get_current_context()["ti"]
+    chosen = ti.xcom_pull(task_ids="evaluate", key=CHOSEN)
+    return tick_done(chosen, ti.xcom_pull(task_ids="evaluate", key=OUTCOMES))
+
+
+def _settle(task_id: str) -> dict[str, object]:
     from scheduling.airflow.tasks import OUTCOMES, settle
 
     entry = BY_TASK[task_id]
@@ -74,7 +98,7 @@ def _publish(task_id: str, outlet_events=None) -> dict[str, object]:
     from scheduling.airflow.tasks import OUTCOMES, publication
 
     ti = get_current_context()["ti"]
-    summary = ti.xcom_pull(task_ids=f"{task_id}.result")  # when the result task ran (a retry)
+    summary = ti.xcom_pull(task_ids=f"{task_id}.not_run")  # when a retry found it green
     if summary is None:
         summary = (ti.xcom_pull(task_ids="evaluate", key=OUTCOMES) or {}).get(BY_TASK[task_id].name)
     extra = publication(summary)  # skips unless the run made the asset ready
@@ -87,24 +111,61 @@ def _guarded(entry: Entry) -> Asset:
     return Asset(name=entry.guards["name"], uri=entry.guards["uri"])
 
 
+#: A red task's outcome is final (the data decides; an ERROR was evaluated twice already);
+#: Airflow's retries stay for the rest: a task process lost, a window held by another run.
+OUTCOME_DECIDES = ExceptionRetryPolicy(
+    rules=[
+        RetryRule(
+            exception="scheduling.airflow.outcome_tasks.OutcomeFailed",
+            action=RetryAction.FAIL,
+            reason="the outcome decides",
+        )
+    ]
+)
+
+
 def _checks(entries: list[Entry], trigger: str) -> None:
-    """`evaluate`, then per check `ok` (empty: the scheduler marks it success without a process)
-    when the outcome leaves the check green, else `result`, which fails (a retry evaluates the
-    check again); for a guarded dataset, `ready` emits the Airflow asset event downstream DAGs
-    schedule on, only when the run made the asset ready."""
+    """`evaluate`, then per check the task its outcome settles (OUTCOME_TASKS: an empty one
+    when green, without a process; a red one fails with the outcome's one line); for a guarded
+    dataset, `ready` emits the Airflow asset event downstream DAGs schedule on, only when the
+    run made the asset ready. `manifest` fails when the manifest is stale; `tick`, the only
+    leaf, gives the run its state."""
+    from scheduling.airflow.outcome_tasks import OUTCOME_TASKS, group_label
+
     evaluate = task.branch(task_id="evaluate")(_evaluate)(trigger)
+    manifest = task(
+        task_id="manifest",
+        task_display_name="✖ manifest out of date",
+        retry_policy=OUTCOME_DECIDES,  # a retry would find the same files
+    )(_stale_manifest)()
+    tick = task(
+        task_id="tick",
+        task_display_name="tick: every due check evaluated",
+        trigger_rule=TriggerRule.ALL_DONE,
+    )(_tick)()
+    evaluate >> manifest >> tick
     for entry in entries:
-        with TaskGroup(group_id=entry.task_id):
-            ok = EmptyOperator(task_id="ok")
-            result = task(task_id="result")(_result)(entry.task_id)
-            evaluate >> [ok, result]
+        with TaskGroup(group_id=entry.task_id, group_display_name=group_label(entry.name)):
+            shown: list[DependencyMixin] = []
+            for task_id, label, green in OUTCOME_TASKS:
+                if green:
+                    shown.append(EmptyOperator(task_id=task_id, task_display_name=label))
+                else:
+                    red = task(
+                        task_id=task_id, task_display_name=label, retry_policy=OUTCOME_DECIDES
+                    )
+                    shown.append(red(_settle)(entry.task_id))
+            evaluate >> shown
+            last: list[DependencyMixin] = shown
             if entry.guards:
                 ready = task(
                     task_id="ready",
                     outlets=[_guarded(entry)],
                     trigger_rule=TriggerRule.NONE_FAILED_MIN_ONE_SUCCESS,
-                )(_publish)
-                [ok, result] >> ready(entry.task_id)
+                )(_publish)(entry.task_id)
+                shown >> ready
+                last = [ready]
+        last >> tick
 
 
 DEFAULTS = {

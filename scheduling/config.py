@@ -29,6 +29,8 @@ MANIFEST_ENV = "DQ_MANIFEST"
 DELIVERY_BUDGET_ENV = "DQ_DELIVERY_BUDGET_S"  # seconds one receiver may take per run
 SOURCE_DEADLINE_ENV = "DQ_SOURCE_DEADLINE_S"
 LOAD_PARALLELISM_ENV = "DQ_LOAD_PARALLELISM"
+#: "0" (or "off", "false"): every metric is scanned, none answered from file statistics
+METADATA_ANSWERS_ENV = "DQ_METADATA_ANSWERS"
 FAILING_ROWS_DIR_ENV = "DQ_FAILING_ROWS_DIR"
 FAILING_ROWS_URL_ENV = "DQ_FAILING_ROWS_URL"
 FAILS_AT_ENV = "DQ_TASK_FAILS_AT"
@@ -41,6 +43,8 @@ SIGNING_SECRET_ENV = "SLACK_SIGNING_SECRET"
 #: Set by Airflow's task runner (Task SDK) in the environment of every task it executes, and
 #: inherited by the processes a task starts (`dq run` from a BashOperator).
 AIRFLOW_TASK_ENV = "AIRFLOW_CTX_DAG_ID"
+ERROR_RETRY_DELAY_ENV = "DQ_ERROR_RETRY_DELAY_S"
+PLATFORM_OWNER_ENV = "DQ_PLATFORM_OWNER"
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,8 @@ class Config:
     document: Mapping[str, object] = field(default_factory=dict)
     checks: tuple[str, ...] = ()
     manifest: str | None = None
+    #: AIRFLOW__CORE__DAGS_FOLDER: where a deployed DAG (and its manifest) lives.
+    airflow_dags_folder: str | None = None
     under_airflow: bool = False
     slack_channel: str | None = None
     email: EmailSettings | None = None
@@ -77,11 +83,17 @@ class Config:
     delivery_budget_s: str = "60"
     source_deadline_s: str | None = None
     load_parallelism: str | None = None
+    metadata_answers: str | None = None
     failing_rows_dir: str | None = None
     failing_rows_url: str | None = None
     task_fails_at: str = "error"
     task_fails_on_error: str = "1"
     claim_lease_s: str | None = None
+    #: DQ_ERROR_RETRY_DELAY_S: seconds before an Airflow tick evaluates an ERROR check again
+    #: ("off": never; default scheduling.tick.retry.DEFAULT_RETRY_DELAY_S).
+    error_retry_delay_s: str | None = None
+    #: DQ_PLATFORM_OWNER: who is told when the deployed manifest drifts from the checks' code.
+    platform_owner: str = "platform"
     serve_address: str = DEFAULT_SERVE_ADDRESS
     serve_url: str | None = None
 
@@ -105,6 +117,7 @@ class Config:
             document=read_document(path),
             checks=tuple(p.strip() for p in env.get(CHECKS_ENV, "").split(",") if p.strip()),
             manifest=env.get(MANIFEST_ENV) or None,
+            airflow_dags_folder=env.get("AIRFLOW__CORE__DAGS_FOLDER") or None,
             under_airflow=bool(env.get(AIRFLOW_TASK_ENV)),
             slack_channel=(
                 env["DQ_SLACK_CHANNEL"]
@@ -116,11 +129,14 @@ class Config:
             delivery_budget_s=env.get(DELIVERY_BUDGET_ENV, "60"),
             source_deadline_s=env.get(SOURCE_DEADLINE_ENV),
             load_parallelism=env.get(LOAD_PARALLELISM_ENV),
+            metadata_answers=env.get(METADATA_ANSWERS_ENV) or None,
             failing_rows_dir=env.get(FAILING_ROWS_DIR_ENV) or None,
             failing_rows_url=env.get(FAILING_ROWS_URL_ENV) or None,
             task_fails_at=env.get(FAILS_AT_ENV, "error"),
             task_fails_on_error=env.get(FAILS_ON_ERROR_ENV, "1"),
             claim_lease_s=env.get(CLAIM_LEASE_ENV) or None,
+            error_retry_delay_s=env.get(ERROR_RETRY_DELAY_ENV) or None,
+            platform_owner=env.get(PLATFORM_OWNER_ENV) or "platform",
             serve_address=env.get(SERVE_ADDRESS_ENV) or DEFAULT_SERVE_ADDRESS,
             serve_url=env.get(SERVE_URL_ENV) or None,
         )
@@ -160,6 +176,23 @@ class Config:
                 f"got {self.serve_address!r}"
             )
         return host.strip("[]"), int(port)
+
+    def retry_after_s(self) -> float | None:
+        """DQ_ERROR_RETRY_DELAY_S as seconds; None for "off"."""
+        from scheduling.tick.retry import DEFAULT_RETRY_DELAY_S
+
+        text = (self.error_retry_delay_s or str(DEFAULT_RETRY_DELAY_S)).strip().lower()
+        if text == "off":
+            return None
+        try:
+            seconds = float(text)
+        except ValueError:
+            seconds = -1.0
+        if not 0 <= seconds <= 600:
+            raise ValueError(
+                f"{ERROR_RETRY_DELAY_ENV} must be seconds (0 to 600) or off, got {text!r}"
+            )
+        return seconds
 
     def task_states(self) -> TaskStates:
         """How outcomes map onto Airflow task states for checks that declare none."""

@@ -1,8 +1,8 @@
 """The drift guard (`dq run --full`): an incremental check's outcome, built from stored partition
 states, against a recomputation of the same partitions from scratch in one ordinary pass. A
 difference means the stored states no longer describe the data (a change the fingerprints did
-not see, or a bug): it is reported, and the check's stored partitions are forgotten so that the
-next run reads them all again."""
+not see, or a bug): it is reported, and the stored partitions whose states differ from the data's
+are forgotten so that the next run reads them again (`stale_partitions.py`)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,8 @@ from checkers.outcome import CheckOutcome
 from checks.base import QualityCheck
 from scheduling.settings import Settings
 
-#: Sketch metrics (HLL distinct counts, KLL quantiles) of merged partitions may differ from a
-#: sketch of the whole by their error bound; they are compared within this relative distance.
-APPROXIMATE_RELATIVE = 0.05
+#: Metrics from merged exact states equal a recomputation up to the order floats were added in.
+EXACT_RELATIVE = 1e-9
 _COMPARED = ("status", "level", "failing", "total", "unexcused", "error")
 
 
@@ -29,6 +28,8 @@ class DriftReport:
     incremental: CheckOutcome
     full: CheckOutcome
     differences: tuple[str, ...]
+    #: The stored partitions forgotten because their states differ from the data's.
+    forgotten: tuple[str, ...] = ()
 
 
 def _close(a: object, b: object, relative: float) -> bool:
@@ -42,9 +43,18 @@ def _close(a: object, b: object, relative: float) -> bool:
     return a == b
 
 
+def _agree(key: str, incremental: CheckOutcome, full: CheckOutcome) -> bool:
+    """Whether a metric answered by a sketch is within what its analyzer states a recomputation
+    may answer: the incremental value within the fresh sketch's bounds, or the fresh value
+    within the merged sketch's (each bound is the analyzer's documented error)."""
+    a, b = incremental.metrics.get(key), full.metrics.get(key)
+    fresh, merged = full.agreements.get(key), incremental.agreements.get(key)
+    return bool((fresh and fresh.admits(a)) or (merged and merged.admits(b)))
+
+
 def differences(incremental: CheckOutcome, full: CheckOutcome) -> list[str]:
     """What differs between two outcomes of one check: counts, status, level, error, metrics
-    (sketch metrics, whose names say Approx, within APPROXIMATE_RELATIVE)."""
+    (exactly, or a sketch's answer within the error its analyzer states: `Analyzer.agreement`)."""
     found = [
         f"{name}: incremental {a!r}, from scratch {b!r}"
         for name in _COMPARED
@@ -52,9 +62,10 @@ def differences(incremental: CheckOutcome, full: CheckOutcome) -> list[str]:
     ]
     for key in sorted(set(incremental.metrics) | set(full.metrics)):
         a, b = incremental.metrics.get(key), full.metrics.get(key)
-        relative = APPROXIMATE_RELATIVE if "Approx" in key else 1e-9
-        if not _close(a, b, relative):
-            found.append(f"metric {key}: incremental {a!r}, from scratch {b!r}")
+        if not _close(a, b, EXACT_RELATIVE) and not _agree(key, incremental, full):
+            stated = full.agreements.get(key) or incremental.agreements.get(key)
+            beyond = f" (beyond {stated.why})" if stated else ""
+            found.append(f"metric {key}: incremental {a!r}, from scratch {b!r}{beyond}")
     return found
 
 
@@ -67,7 +78,9 @@ def guard(
     spark: object | None = None,
 ) -> list[DriftReport]:
     """Recompute the incremental ones of `checks` (whose recorded outcomes of this run are
-    `incremental`) from scratch and compare; a check that drifted forgets its stored partitions."""
+    `incremental`) from scratch and compare; a check that drifted forgets its stored partitions
+    whose states differ from the data's."""
+    from scheduling.stale_partitions import stale_partitions
     from scheduling.tick.evaluate import evaluate_checks
 
     chosen = [c for c in checks if c.incremental is not None]
@@ -89,7 +102,9 @@ def guard(
         if mine is None:
             continue  # another run held the window: nothing of ours to compare
         found = tuple(differences(mine, scratch))
+        stale: list[str] = []
         if found and store is not None:
-            store.forget(check.name, store.known(check.name))
-        reports.append(DriftReport(check.name, mine, scratch, found))
+            stale = stale_partitions(check, store, now=now, settings=settings, spark=spark)
+            store.forget(check.name, stale)
+        reports.append(DriftReport(check.name, mine, scratch, found, tuple(sorted(stale))))
     return reports

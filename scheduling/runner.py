@@ -30,18 +30,21 @@ def run_checks(
     spark: object | None = None,
     problems: Sequence[DefinitionProblem] = (),
     retry_errors: bool = False,
+    retry_after_s: float | None = None,
     progress: Progress = quiet,
 ) -> RunReport:
     """Evaluate, record and alert. A failing or broken check never stops the others; each of
     `problems` (checks that could not be defined) is recorded and alerted as an ERROR outcome.
     `windows` are claimed: one another run holds or has done is skipped (`RunReport.skipped`),
-    unless `retry_errors` and its recorded outcome is ERROR: then it is evaluated again."""
+    unless `retry_errors` and its recorded outcome is ERROR: then it is evaluated again.
+    `retry_after_s`: an ERROR that opens an incident is evaluated once more after that delay."""
     request = TickRequest(
         now,
         checks,
         problems,
         windows=windows,
         retry_errors=retry_errors,
+        retry_after_s=retry_after_s,
         spark=spark,
         progress=progress,
     )
@@ -104,18 +107,23 @@ def run_window(
     end: dt.datetime,
     retry_errors: bool = False,
     settings: Settings | None = None,
+    extra_problems: Sequence[DefinitionProblem] = (),
 ) -> WindowResults:
     """Run the named checks for the window (start, end] with settings from the environment (the
     Airflow tasks' entry point), from the check packages (DQ_CHECKS or dq.toml's `checks`). A
     name that could not be defined (or was not found) is that check's ERROR outcome. A window
     already recorded gives the recorded outcome (with `retry_errors`, an ERROR one is evaluated
-    again); one a live run still holds gives that run's claim."""
+    again); one a live run still holds gives that run's claim. An ERROR that opens an incident
+    is evaluated once more in the same Spark session (DQ_ERROR_RETRY_DELAY_S).
+    `extra_problems` (a stale manifest) are ERROR outcomes of their own names."""
     from checkers.shipping import checks_packages
     from checks.registry import discover_all
 
     found = discover_all(checks_packages())
     good = [found.checks[n] for n in names if n in found.checks]
     problems = [found.problem(n) or found.missing(n) for n in names if n not in found.checks]
+    problems += extra_problems
+    names = [*names, *(p.name for p in extra_problems)]
     windows = [Window(n, start, end) for n in names]
     chosen = settings or Settings.from_environment()
     report = run_checks(
@@ -125,6 +133,7 @@ def run_window(
         windows=windows,
         problems=problems,
         retry_errors=retry_errors,
+        retry_after_s=chosen.config.retry_after_s() if chosen.config else None,
     )
     results: dict[str, CheckOutcome | Claim] = {o.check: o for o in report.outcomes}
     for other in report.skipped:

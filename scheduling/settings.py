@@ -33,6 +33,7 @@ from scheduling.airflow.worker_config import refuse_relative_paths
 from scheduling.config import (
     FAILING_ROWS_URL_ENV,
     LOAD_PARALLELISM_ENV,
+    METADATA_ANSWERS_ENV,
     SERVE_URL_ENV,
     SOURCE_DEADLINE_ENV,
     Config,
@@ -84,6 +85,9 @@ class Settings:
     #: once; from DQ_SOURCE_DEADLINE_S and DQ_LOAD_PARALLELISM.
     source_deadline_s: float = DEFAULT_DEADLINE_S
     load_parallelism: int = DEFAULT_PARALLELISM
+    #: Metrics the sources' file statistics answer exactly come from them (DQ_METADATA_ANSWERS,
+    #: `dq run --no-metadata` turns it off for one run).
+    metadata_answers: bool = True
     mutes: list[Mute] = field(default_factory=list)
     failing_rows: FailingRowsLog | None = None
     delivery: RetryPolicy = field(default_factory=RetryPolicy)
@@ -155,6 +159,7 @@ class Settings:
             receivers=found,
             source_deadline_s=deadline_s,
             load_parallelism=parallelism,
+            metadata_answers=_switch(given.metadata_answers, METADATA_ANSWERS_ENV),
             default_policy=policy,
             mutes=mutes,
             failing_rows=failing_rows_log(given, *rows),
@@ -194,6 +199,18 @@ def serve_url(config: Config) -> str | None:
             f"e.g. https://dq.example.com, got {text!r}"
         )
     return text.rstrip("/")
+
+
+def _switch(text: str | None, variable: str) -> bool:
+    """An on/off setting (default on); a value that is neither names its variable."""
+    if text is None:
+        return True
+    word = text.strip().lower()
+    if word in ("1", "on", "true", "yes"):
+        return True
+    if word in ("0", "off", "false", "no"):
+        return False
+    raise ValueError(f"{variable} must be on or off (1/0), got {text!r}")
 
 
 def _load_limits(config: Config) -> tuple[float, int]:

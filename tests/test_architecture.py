@@ -96,3 +96,31 @@ def test_the_rules_catch_a_module_that_breaks_them():
     assert _private("checkers.metrics._scan", ["describe_failure"]) == ["_scan"]
     assert _private("checkers.project_db.engine", ["_timeouts", "timeouts"]) == ["_timeouts"]
     assert _private("checkers", ["__version__"]) == []
+
+
+#: What a Spark Connect session has not: library code keeps to the DataFrame/Column API.
+CLASSIC_ONLY_ATTRIBUTES = {"sparkContext", "rdd", "_jvm", "_jsc", "_jdf", "_jsparkSession", "_sc"}
+
+
+def _classic_only_uses(source: str, where: str) -> list[str]:
+    return [
+        f"{where}:{node.lineno} .{node.attr}"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Attribute) and node.attr in CLASSIC_ONLY_ATTRIBUTES
+    ]
+
+
+def test_no_library_module_reaches_past_the_dataframe_api():
+    """No SparkContext, RDD or JVM gateway in the library: everything runs unchanged on classic
+    Spark and on Spark Connect (tests may use them to measure, the library may not)."""
+    found = [
+        use
+        for _, path in _modules()
+        for use in _classic_only_uses(path.read_text(), str(path.relative_to(ROOT)))
+    ]
+    assert found == []
+
+
+def test_the_dataframe_api_rule_catches_a_spark_context():
+    source = "def f(spark, df):\n    return spark.sparkContext, df.rdd.count()\n"
+    assert _classic_only_uses(source, "m.py") == ["m.py:2 .sparkContext", "m.py:2 .rdd"]

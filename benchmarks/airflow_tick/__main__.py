@@ -1,4 +1,5 @@
 """python -m benchmarks.airflow_tick [--designs dq_run new today] [--new-dag PATH] [--keep DIR]
+                                   [--failures]
 
 The midnight tick (the data interval (23:45, 00:00] UTC) of a synthetic deployment (see
 deployment.py), three ways, each on a fresh project database:
@@ -130,6 +131,11 @@ def main() -> None:
     parser.add_argument("--parallelism", type=int, default=4)
     parser.add_argument("--timeout", type=float, default=3 * 3600, help="per Airflow tick (s)")
     parser.add_argument("--keep", type=Path, help="work here and keep it (logs, databases)")
+    parser.add_argument(
+        "--failures",
+        action="store_true",
+        help="add four red checks due at midnight: CRITICAL, ERROR level, could not run, broken",
+    )
     args = parser.parse_args()
     unknown = set(args.designs) - {"dq_run", "new", "today"}
     if unknown:
@@ -139,7 +145,7 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     sources = deployment.write_sources(DATA)
     package_dir = work / "package"
-    clocks = deployment.write_check_package(package_dir, sources)
+    clocks = deployment.write_check_package(package_dir, sources, failures=args.failures)
     print(f"{len(clocks)} checks over {len(sources)} sources in {package_dir}; work in {work}")
     measured: dict[str, list[Tick]] = {}
     for index in range(args.runs):

@@ -13,6 +13,7 @@ from checkers.metrics._metric import (
     Entity,
     Metric,
     MetricComputationError,
+    MetricSource,
     MetricValue,
 )
 from checkers.metrics._serde import STATE_FORMAT_VERSION, StateFormatError
@@ -56,6 +57,7 @@ from checkers.metrics.extremes import (
     MinState,
     NullBehavior,
 )
+from checkers.metrics.file_stats import ColumnStats, FileStats, SourceStats, attach_stats, stats_of
 from checkers.metrics.frequencies import (
     CountDistinct,
     Distinctness,
@@ -78,6 +80,7 @@ from checkers.metrics.moments import (
     SumState,
     Variance,
 )
+from checkers.metrics.partition_drift import KsDrift
 from checkers.metrics.predictability import Predictability, PredictabilityState
 from checkers.metrics.ratio_of_sums import RatioOfSums, RatioOfSumsState
 from checkers.metrics.runner import AnalysisResult, SketchPlan, run_analysis
@@ -121,6 +124,7 @@ __all__ = [
     "ColumnCount",
     "ColumnNamesState",
     "ColumnProfile",
+    "ColumnStats",
     "Completeness",
     "Compliance",
     "ConstraintResult",
@@ -139,6 +143,7 @@ __all__ = [
     "Entropy",
     "ExactQuantile",
     "FileStateStore",
+    "FileStats",
     "FrequencyAnalyzer",
     "FrequencyState",
     "HigherMomentsState",
@@ -147,6 +152,7 @@ __all__ = [
     "InMemoryStateStore",
     "InterquartileRange",
     "KllState",
+    "KsDrift",
     "Kurtosis",
     "MaxLength",
     "MaxState",
@@ -157,6 +163,7 @@ __all__ = [
     "MetricConstraint",
     "MetricHistory",
     "MetricRecord",
+    "MetricSource",
     "MetricValue",
     "MetricsRepository",
     "MinLength",
@@ -187,6 +194,7 @@ __all__ = [
     "Size",
     "SketchPlan",
     "Skewness",
+    "SourceStats",
     "SqlStateStore",
     "StandardDeviation",
     "State",
@@ -204,12 +212,14 @@ __all__ = [
     "VerificationResult",
     "VerificationSuite",
     "ZerosCount",
+    "attach_stats",
     "load_states",
     "merge_states",
     "metrics_for_view",
     "metrics_from_states",
     "profile",
     "run_analysis",
+    "stats_of",
     "suggest",
 ]
 

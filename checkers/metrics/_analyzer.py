@@ -20,6 +20,7 @@ from checkers.metrics._metric import (
     MetricValue,
 )
 from checkers.metrics._schema import resolve_type, type_name
+from checkers.metrics.agreement import Agreement
 
 S = TypeVar("S", bound="State")
 
@@ -109,9 +110,15 @@ class Analyzer(ABC):
 
     def metric_from_state(self, state: State) -> Metric:
         try:
-            return Metric(self, value=self.compute_value(state))
+            return Metric(self, value=self.compute_value(state), agreement=self.agreement(state))
         except MetricComputationError as exc:
             return Metric(self, error=str(exc), empty=isinstance(exc, EmptyStateError))
+
+    def agreement(self, state: State) -> Agreement | None:
+        """How a recomputation of the same data from scratch may answer, given the (merged)
+        `state`: None when exactly the same (counts, sums, frequency tables); a sketch says
+        within its documented error."""
+        return None
 
     def __repr__(self) -> str:
         fields = [f"{k}={v!r}" for k, v in vars(self).items() if v not in (None, ())]
@@ -225,6 +232,12 @@ class FrequencyView:
     count: Column  # how many source rows have this key
     key_names: dict[str, str]  # source column name -> its column in the frequency table
     name_prefix: str  # unique prefix for window columns of this analyzer
+    by: tuple[str, ...] = ()  # segment columns: windows partition by these too
+
+    def window_partition(self) -> list[Column]:
+        """What window functions partition by: the set (its name is the table's `__dq_set`)
+        and the segment columns."""
+        return [F.col("__dq_set"), *[F.col(b) for b in self.by]]
 
     def key(self, name: str) -> Column:
         return F.col(self.key_names[name])

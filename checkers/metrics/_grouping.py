@@ -25,6 +25,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from checkers.metrics._analyzer import Analyzer, FrequencyAnalyzer, FrequencySummary, FrequencyView
+from checkers.metrics._capped import collect_capped
 from checkers.metrics._metric import EmptyStateError, Metric, MetricComputationError
 from checkers.metrics.frequencies import COUNT, SET_ID, FrequencyState, key_column
 
@@ -89,21 +90,28 @@ def run_layout(schema: StructType, sets: Sequence[GroupingSet]) -> Layout:
 
 
 def frequency_table(
-    df: DataFrame, sets: Sequence[GroupingSet], layout: Layout, *, stack_size: int | None = None
+    df: DataFrame,
+    sets: Sequence[GroupingSet],
+    layout: Layout,
+    *,
+    stack_size: int | None = None,
+    by: Sequence[str] = (),
 ) -> DataFrame:
     """The unified table of `df` for all sets, as one lazy query; `stack_size` caps the columns
-    stacked in one group-by (None: one stack per type)."""
+    stacked in one group-by (None: one stack per type). With `by` (e.g. a partition or segment
+    column), every group-by also groups by those columns, kept in the table: one table per
+    value of `by`, from the same query."""
     stacks, multi = _stacks(df.schema, sets)
     size = stack_size or len(sets)
     parts = [
-        _stacked_table(df, group[start : start + size], layout)
+        _stacked_table(df, group[start : start + size], layout, by)
         for group in stacks.values()
         for start in range(0, len(group), size)
     ]
     if len(multi) == 1:
-        parts.append(_group_by_table(df, multi[0], layout[multi[0].set_id]))
+        parts.append(_group_by_table(df, multi[0], layout[multi[0].set_id], by))
     elif multi:
-        parts.append(_grouping_sets_table(df, multi, layout))
+        parts.append(_grouping_sets_table(df, multi, layout, by))
     return union_all(parts)
 
 
@@ -114,10 +122,12 @@ def union_all(parts: Sequence[DataFrame]) -> DataFrame:
     return table
 
 
-def _stacked_table(df: DataFrame, sets: Sequence[GroupingSet], layout: Layout) -> DataFrame:
+def _stacked_table(
+    df: DataFrame, sets: Sequence[GroupingSet], layout: Layout, by: Sequence[str] = ()
+) -> DataFrame:
     (value,) = layout[sets[0].set_id]
     if len(sets) == 1:  # nothing to stack
-        return _group_by_table(df, sets[0], (value,))
+        return _group_by_table(df, sets[0], (value,), by)
     pairs = []
     for s in sets:
         pair = F.struct(F.lit(s.set_id).alias("s"), s.source(s.columns[0]).alias("v"))
@@ -126,21 +136,25 @@ def _stacked_table(df: DataFrame, sets: Sequence[GroupingSet], layout: Layout) -
     if any(s.where is not None for s in sets):  # a set's filter left a NULL pair to drop
         stacked = F.filter(stacked, lambda pair: pair.isNotNull())
     return (
-        df.select(F.inline(stacked))
-        .groupBy(F.col("s").alias(SET_ID), F.col("v").alias(value))
+        df.select(*[F.col(b) for b in by], F.inline(stacked))
+        .groupBy(*[F.col(b) for b in by], F.col("s").alias(SET_ID), F.col("v").alias(value))
         .agg(F.count(F.lit(1)).alias(COUNT))
         .withColumn(KEYED, F.col(value).isNotNull())
     )
 
 
-def _group_by_table(df: DataFrame, only: GroupingSet, names: Sequence[str]) -> DataFrame:
+def _group_by_table(
+    df: DataFrame, only: GroupingSet, names: Sequence[str], by: Sequence[str] = ()
+) -> DataFrame:
     """One set's table by a plain group-by; NULL keys form groups of their own, as in GROUPING
     SETS, and the set's `where` filters the rows first."""
     rows = df if only.where is None else df.where(F.expr(only.where))
     counted = rows.groupBy(
-        *[only.source(c).alias(n) for c, n in zip(only.columns, names, strict=True)]
+        *[F.col(b) for b in by],
+        *[only.source(c).alias(n) for c, n in zip(only.columns, names, strict=True)],
     ).agg(F.count(F.lit(1)).alias(COUNT))
     return counted.select(
+        *[F.col(b) for b in by],
         F.lit(only.set_id).alias(SET_ID),
         *[F.col(n) for n in names],
         F.col(COUNT),
@@ -148,18 +162,21 @@ def _group_by_table(df: DataFrame, only: GroupingSet, names: Sequence[str]) -> D
     )
 
 
-def _grouping_sets_table(df: DataFrame, sets: Sequence[GroupingSet], layout: Layout) -> DataFrame:
+def _grouping_sets_table(
+    df: DataFrame, sets: Sequence[GroupingSet], layout: Layout, by: Sequence[str] = ()
+) -> DataFrame:
     keys = {c: n for s in sets for c, n in zip(s.columns, layout[s.set_id], strict=True)}
     sources = {c: s.source(c) for s in sets for c in s.columns}
     wheres = sorted({s.where for s in sets if s.where is not None})
     flag = {w: f"__dq_w{i}" for i, w in enumerate(wheres)}
     prepared = df.select(
+        *[F.col(b) for b in by],
         *[sources[source].alias(name) for source, name in keys.items()],
         *[F.expr(w).alias(flag[w]) for w in wheres],
     )
-    all_columns = list(keys.values()) + list(flag.values())
+    all_columns = [*by, *keys.values(), *flag.values()]
     members = [
-        list(layout[s.set_id]) + ([flag[s.where]] if s.where is not None else []) for s in sets
+        [*by, *layout[s.set_id], *([flag[s.where]] if s.where is not None else [])] for s in sets
     ]
     grouped = prepared.groupingSets(members, *all_columns).agg(
         F.count(F.lit(1)).alias(COUNT), F.grouping_id().alias(GID)
@@ -176,7 +193,11 @@ def _grouping_sets_table(df: DataFrame, sets: Sequence[GroupingSet], layout: Lay
         set_id = F.when(condition, F.lit(s.set_id)).otherwise(set_id)
         keyed = F.when(condition, _any_not_null(layout[s.set_id])).otherwise(keyed)
     return grouped.select(
-        set_id.alias(SET_ID), *list(keys.values()), keyed.alias(KEYED), F.col(COUNT)
+        *[F.col(b) for b in by],
+        set_id.alias(SET_ID),
+        *list(keys.values()),
+        keyed.alias(KEYED),
+        F.col(COUNT),
     ).where(F.col(SET_ID).isNotNull())
 
 
@@ -239,55 +260,85 @@ def frequency_metrics(
 ) -> tuple[dict[Analyzer, Metric], int]:
     """Every frequency analyzer's metric from one aggregation over the unified table, grouped by
     set: the shared summary once per set, plus the few analyzer-specific aggregates."""
-    analyzers = [a for s in sets for a in s.analyzers]
-    if not analyzers:
+    found, actions = segmented_frequency_metrics(table, sets, layout)
+    if () in found:
+        return found[()], actions
+    views = _Views(sets, layout, ())
+    return views.metrics({}), actions
+
+
+class _Views:
+    """Each analyzer's view of the table, its window columns and its slice of the aggregates."""
+
+    def __init__(self, sets: Sequence[GroupingSet], layout: Layout, by: Sequence[str]) -> None:
+        self.views: list[tuple[GroupingSet, FrequencyAnalyzer, FrequencyView]] = []
+        self.windows: dict[str, Column] = {}
+        self.extras: list[Column] = []
+        self.slices: list[tuple[int, int]] = []
+        for s in sets:
+            for a in s.analyzers:
+                view = FrequencyView(
+                    set_condition=F.col(SET_ID) == s.set_id,
+                    count=F.col(COUNT),
+                    key_names=dict(zip(s.columns, layout[s.set_id], strict=True)),
+                    name_prefix=f"__dq_a{len(self.views)}",
+                    by=tuple(by),
+                )
+                self.views.append((s, a, view))
+                self.windows.update(a.window_columns(view))
+                aggs = a.extra_aggregations(view)
+                self.slices.append((len(self.extras), len(aggs)))
+                self.extras.extend(aggs)
+
+    def metrics(self, rows: Mapping[int, Sequence[object]]) -> dict[Analyzer, Metric]:
+        """The metrics from each set's aggregated row (an absent set: the empty table)."""
+        metrics: dict[Analyzer, Metric] = {}
+        for (s, analyzer, _), (start, size) in zip(self.views, self.slices, strict=True):
+            row = rows.get(s.set_id)
+            values: list[object]
+            if row is None:
+                found, values = FrequencySummary(), [None] * size
+            else:
+                found = FrequencySummary(*(v or 0 for v in row[:6]))  # type: ignore[arg-type]
+                values = list(row[6 + start : 6 + start + size])
+            metrics[analyzer] = _value(analyzer, found, values)
+        return metrics
+
+
+def segmented_frequency_metrics(
+    table: DataFrame | None,
+    sets: Sequence[GroupingSet],
+    layout: Layout,
+    *,
+    by: Sequence[str] = (),
+    cap: int | None = None,
+) -> tuple[dict[tuple[object, ...], dict[Analyzer, Metric]], int]:
+    """As `frequency_metrics`, per value of the table's `by` columns (at most `cap` of them:
+    TooManySegmentsError beyond), keyed by the tuple of those values; no key for a value
+    without rows."""
+    if table is None or not sets:
         return {}, 0
-    views: list[tuple[GroupingSet, FrequencyAnalyzer, FrequencyView]] = []
-    windows: dict[str, Column] = {}
-    for s in sets:
-        for a in s.analyzers:
-            view = FrequencyView(
-                set_condition=F.col(SET_ID) == s.set_id,
-                count=F.col(COUNT),
-                key_names=dict(zip(s.columns, layout[s.set_id], strict=True)),
-                name_prefix=f"__dq_a{len(views)}",
-            )
-            views.append((s, a, view))
-            windows.update(a.window_columns(view))
-    extras: list[Column] = []
-    slices: list[tuple[int, int]] = []
-    for _, analyzer, view in views:
-        aggs = analyzer.extra_aggregations(view)
-        slices.append((len(extras), len(aggs)))
-        extras.extend(aggs)
-    rows = {}
-    actions = 0
-    if table is not None:
-        if windows:
-            table = table.withColumns(windows)
-        keyed = F.col(KEYED)
-        count = F.col(COUNT)
-        summary = [
-            F.sum(F.when(keyed, count)),
-            F.count(F.when(keyed, F.lit(1))),
-            F.count(F.when(keyed & (count == 1), F.lit(1))),
-            F.sum(F.when(keyed, count * F.log(count.cast("double")))),
-            F.sum(count),
-            F.count(F.lit(1)),
-        ]
-        collected = table.groupBy(SET_ID).agg(*summary, *extras).collect()
-        rows = {row[0]: list(row)[1:] for row in collected}
-        actions = 1
-    metrics: dict[Analyzer, Metric] = {}
-    for (s, analyzer, _), (start, size) in zip(views, slices, strict=True):
-        row = rows.get(s.set_id)
-        if row is None:  # no rows at all for this set: the empty table
-            found, values = FrequencySummary(), [None] * size
-        else:
-            found = FrequencySummary(*(v or 0 for v in row[:6]))
-            values = row[6 + start : 6 + start + size]
-        metrics[analyzer] = _value(analyzer, found, values)
-    return metrics, actions
+    views = _Views(sets, layout, by)
+    if views.windows:
+        table = table.withColumns(views.windows)
+    keyed = F.col(KEYED)
+    count = F.col(COUNT)
+    summary = [
+        F.sum(F.when(keyed, count)),
+        F.count(F.when(keyed, F.lit(1))),
+        F.count(F.when(keyed & (count == 1), F.lit(1))),
+        F.sum(F.when(keyed, count * F.log(count.cast("double")))),
+        F.sum(count),
+        F.count(F.lit(1)),
+    ]
+    grouped = table.groupBy(*by, SET_ID).agg(*summary, *views.extras)
+    collected = grouped.collect() if cap is None else collect_capped(grouped, by, cap)
+    width = len(by)
+    rows: dict[tuple[object, ...], dict[int, list[object]]] = {}
+    for row in collected:
+        values = list(row)
+        rows.setdefault(tuple(values[:width]), {})[values[width]] = values[width + 1 :]
+    return {segment: views.metrics(found) for segment, found in rows.items()}, 1
 
 
 def _value(

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from checkers.metrics._analyzer import Analyzer
+    from checkers.metrics.agreement import Agreement
 
 #: A number, or a mapping for distributions (histograms, quantile sets, type shares).
 MetricValue = float | dict[str, object]
@@ -19,6 +20,15 @@ class Entity(StrEnum):
     DATASET = "Dataset"
     COLUMN = "Column"
     MULTICOLUMN = "Multicolumn"
+
+
+class MetricSource(StrEnum):
+    """Where a metric's value came from: a scan of the data, the files' metadata (footers, a
+    table format's log or manifests, the schema), or states stored by earlier runs."""
+
+    SCAN = "scan"
+    METADATA = "metadata"
+    STATES = "states"
 
 
 class MetricComputationError(Exception):
@@ -38,6 +48,9 @@ class Metric:
     error: str | None = None
     #: The error is an empty state: no rows (or no non-NULL values) reached the analyzer.
     empty: bool = False
+    #: A sketch's answer: the values a recomputation from scratch may give (None: exactly this).
+    agreement: Agreement | None = field(default=None, compare=False)
+    source: MetricSource = MetricSource.SCAN
 
     @property
     def ok(self) -> bool:

@@ -11,6 +11,7 @@ from pyspark.sql import functions as F
 
 from checkers.errors import describe_failure
 from checkers.metrics._analyzer import ScanShareableAnalyzer, State
+from checkers.metrics._capped import TooManySegmentsError, collect_capped
 
 
 @dataclass
@@ -33,9 +34,13 @@ _Found = dict[object, list[State]]
 
 
 def _aggregate(
-    df: DataFrame, analyzers: Sequence[ScanShareableAnalyzer], by: str | None = None
+    df: DataFrame,
+    analyzers: Sequence[ScanShareableAnalyzer],
+    by: str | None = None,
+    cap: int | None = None,
 ) -> _Found:
-    """Each analyzer's state (per value of the column `by`, when given) from one aggregation."""
+    """Each analyzer's state (per value of the column `by`, when given, at most `cap` values)
+    from one aggregation."""
     columns: list[Column] = []
     slices: list[tuple[int, int]] = []
     for analyzer in analyzers:
@@ -45,7 +50,9 @@ def _aggregate(
     if by is None:
         rows, offset = [(_WHOLE, df.agg(*columns).collect()[0])], 0
     else:
-        rows, offset = [(r[0], r) for r in df.groupBy(F.col(by)).agg(*columns).collect()], 1
+        grouped = df.groupBy(F.col(by)).agg(*columns)
+        found = grouped.collect() if cap is None else collect_capped(grouped, [by], cap)
+        rows, offset = [(r[0], r) for r in found], 1
     return {
         key: [
             analyzer.state_from_aggregates(row[offset + start : offset + start + size])
@@ -65,9 +72,14 @@ def _analysis_error(df: DataFrame, analyzer: ScanShareableAnalyzer) -> str | Non
 
 
 def run_scan(
-    df: DataFrame, analyzers: Sequence[ScanShareableAnalyzer], *, by: str | None = None
+    df: DataFrame,
+    analyzers: Sequence[ScanShareableAnalyzer],
+    *,
+    by: str | None = None,
+    cap: int | None = None,
 ) -> ScanOutcome:
-    """One aggregation for all analyzers (grouped by the column `by`, when given). If it fails,
+    """One aggregation for all analyzers (grouped by the column `by`, when given, with at most
+    `cap` groups: TooManySegmentsError beyond, raised). If it fails,
     drop the analyzers whose expressions do not resolve and retry once; if it still fails (a
     runtime error), run analyzers one by one."""
     outcome = ScanOutcome()
@@ -76,10 +88,12 @@ def run_scan(
     pending = list(analyzers)
     for attempt in range(2):
         try:
-            found = _aggregate(df, pending, by)
+            found = _aggregate(df, pending, by, cap)
             outcome.actions += 1
             outcome.add(pending, found)
             return outcome
+        except TooManySegmentsError:
+            raise
         except Exception:
             outcome.actions += 1
             if attempt == 1:
@@ -93,7 +107,7 @@ def run_scan(
                 break  # every expression resolves: a runtime failure, so isolate one by one
     for analyzer in pending:
         try:
-            outcome.add([analyzer], _aggregate(df, [analyzer], by))
+            outcome.add([analyzer], _aggregate(df, [analyzer], by, cap))
         except Exception as exc:
             outcome.errors[analyzer] = f"{analyzer!r}: {describe_failure(exc)}"
         outcome.actions += 1

@@ -45,6 +45,7 @@ from checkers.metrics.frequencies import (
 from checkers.metrics.higher_moments import Kurtosis, Skewness
 from checkers.metrics.histogram import Histogram
 from checkers.metrics.moments import Correlation, Mean, StandardDeviation, Sum, Variance
+from checkers.metrics.partition_drift import DEFAULT_WINDOW, KsDrift
 from checkers.metrics.predictability import Predictability
 from checkers.metrics.ratio_of_sums import RatioOfSums
 from checkers.metrics.sensitivity import sensitivity_problem
@@ -195,6 +196,23 @@ class Check(ComplianceConstraints):
             ApproxQuantile(column, quantile),
             assertion,
             f"ApproxQuantileConstraint({column}, {quantile})",
+            hint=hint,
+        )
+
+    def has_no_drift(
+        self,
+        column: str,
+        *,
+        ks_max: float,
+        window: int = DEFAULT_WINDOW,
+        hint: str = "",
+    ) -> Self:
+        """The newest partition's distribution of `column` within `ks_max` (robust KS distance)
+        of the `window` partitions before it; for incremental checks, from their stored states."""
+        return self.add_constraint(
+            KsDrift(column, window),
+            lambda distance: distance <= ks_max,
+            f"NoDriftConstraint({column}, ks <= {ks_max}, window {window})",
             hint=hint,
         )
 

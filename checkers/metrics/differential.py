@@ -5,11 +5,12 @@ without re-reading data. Every caller (views over a store, incremental checks) g
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from functools import reduce
 
 from checkers.metrics import _grouping
 from checkers.metrics._analyzer import Analyzer, FrequencyAnalyzer, ScanShareableAnalyzer, State
-from checkers.metrics._metric import Metric
+from checkers.metrics._metric import Metric, MetricSource
 from checkers.metrics.frequencies import FrequencyState, StoredTable, merge_frequencies
 from checkers.metrics.runner import AnalysisResult
 from checkers.metrics.state_stores import LoadedState, StateStore
@@ -56,13 +57,13 @@ def metrics_from_states(
         for a in others
     }
     if not sets:
-        return metrics, 0
+        return {a: replace(m, source=MetricSource.STATES) for a, m in metrics.items()}, 0
     layout = _grouping.shared_layout(sets)
     per_set = {s: merged[s.analyzers[0]] for s in sets}
     table = _grouping.table_from_states(per_set, layout)  # type: ignore[arg-type]
     found, actions = _grouping.frequency_metrics(table, sets, layout)
     metrics.update(found)
-    return metrics, actions
+    return {a: replace(m, source=MetricSource.STATES) for a, m in metrics.items()}, actions
 
 
 def load_states(

@@ -26,7 +26,6 @@ from checkers.metrics._analyzer import (
 )
 from checkers.metrics._metric import EmptyStateError, MetricValue
 from checkers.metrics._schema import is_numeric
-from checkers.metrics.frequencies import SET_ID
 
 
 @dataclass(frozen=True, repr=False)
@@ -59,7 +58,7 @@ class ExactQuantile(SingleColumn, FrequencyAnalyzer):
     def window_columns(self, view: FrequencyView) -> dict[str, Column]:
         key = view.key(self.column)
         counted = F.when(key.isNotNull(), view.count)
-        by_set = Window.partitionBy(F.col(SET_ID))
+        by_set = Window.partitionBy(*view.window_partition())
         running = by_set.orderBy(key).rowsBetween(Window.unboundedPreceding, Window.currentRow)
         cumulative, total = self._names(view)
         return {cumulative: F.sum(counted).over(running), total: F.sum(counted).over(by_set)}

@@ -121,9 +121,14 @@ def read_parquet(location: str | Sequence[str], table_schema: str | None) -> Dat
 @dataclass(frozen=True, eq=False)
 class StoredTable:
     """A stored frequency state, not opened yet (its `to_payload()`): the tables of many
-    partitions are merged in one scan (merge_frequencies) rather than opened one by one."""
+    partitions are merged in one scan (merge_frequencies) rather than opened one by one. It is
+    saved as the frequency state it stands for (opening a table costs Spark an analysis)."""
 
     payload: dict[str, Any]
+    state_kind = "frequencies"  # encoded as a FrequencyState (not registered: decoded as one)
+
+    def to_payload(self) -> dict[str, Any]:
+        return self.payload
 
 
 def merge_frequencies(
@@ -315,7 +320,7 @@ class MutualInformation(_Frequencies):
         counted = F.when(self._pairs(view), view.count)
         return {
             f"{view.name_prefix}_m{i}": F.sum(counted).over(
-                Window.partitionBy(F.col(SET_ID), view.key(name))
+                Window.partitionBy(*view.window_partition(), view.key(name))
             )
             for i, name in enumerate(self.columns)
         }

@@ -19,7 +19,6 @@ from checkers.metrics._analyzer import (
 )
 from checkers.metrics._metric import EmptyStateError, MetricValue
 from checkers.metrics._schema import is_numeric
-from checkers.metrics.frequencies import SET_ID
 
 NULL_VALUE = "NullValue"
 
@@ -71,7 +70,9 @@ class Histogram(SingleColumn, FrequencyAnalyzer):
     def window_columns(self, view: FrequencyView) -> dict[str, Column]:
         if self.bins is not None:  # every bin is listed: no ranking
             return {}
-        order = Window.partitionBy(F.col(SET_ID)).orderBy(view.count.desc(), self._label(view))
+        order = Window.partitionBy(*view.window_partition()).orderBy(
+            view.count.desc(), self._label(view)
+        )
         return {f"{view.name_prefix}_rank": F.row_number().over(order)}
 
     def extra_aggregations(self, view: FrequencyView) -> list[Column]:

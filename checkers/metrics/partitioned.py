@@ -1,6 +1,7 @@
 """States per partition in one engine run: the scan-shareable analyzers aggregate once, grouped by
 a partition column, so a run over k new partitions reads each of their rows once; frequency
-tables are built per partition (each is its own stored table). States can then be stored per
+tables of all partitions come from one query too, each partition's part stored as its own table
+(`_partition_tables.py`). States can then be stored per
 partition and merged with those of partitions read earlier (the differential model)."""
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from checkers.metrics._analyzer import (
     FrequencyAnalyzer,
     OwnPassAnalyzer,
     ScanShareableAnalyzer,
-    State,
 )
+from checkers.metrics._partition_tables import movable, write_partition_tables
 from checkers.metrics._scan import run_scan
 from checkers.metrics.runner import (
     SketchPlan,
@@ -29,7 +30,7 @@ from checkers.metrics.runner import (
     split_by_schema,
 )
 from checkers.metrics.standalone import QueryAnalyzer, SchemaAnalyzer
-from checkers.metrics.state_stores import FrequencyTableStore
+from checkers.metrics.state_stores import FrequencyTableStore, LoadedState
 
 
 def has_partition_states(analyzer: Analyzer) -> bool:
@@ -41,9 +42,10 @@ def has_partition_states(analyzer: Analyzer) -> bool:
 @dataclass
 class PartitionedAnalysis:
     """Each partition's states (every requested partition present, zero states when it has no
-    rows), the analyzers that could not be computed and why, and the Spark actions taken."""
+    rows; frequency tables stored by one query left unopened), the analyzers that could not be
+    computed and why, and the Spark actions taken."""
 
-    states: dict[str, dict[Analyzer, State]]
+    states: dict[str, dict[Analyzer, LoadedState]]
     errors: dict[Analyzer, str] = field(default_factory=dict)
     spark_actions: int = 0
 
@@ -101,12 +103,29 @@ def _frequency_states(
     dataset: str | None,
     columnar: bool,
 ) -> None:
-    """Each partition's frequency tables (one job per partition when stored). Their metrics
+    """Each partition's frequency tables: from one query and one job when stored locally (else
+    one job per partition). Their metrics
     are left to the merge; a query that fails is retried through the runner, which tells the
     analyzers with bad filters apart."""
     sets = _grouping.plan_sets(analyzers)
     layout = _grouping.run_layout(df.schema, sets)
     stack = _grouping.COLUMNAR_STACK if columnar else None
+    if store is not None and dataset is not None and len(result.states) > 1:
+        locations = {p: store.frequency_location(dataset, p) for p in result.states}
+        if movable(locations):
+            try:
+                tables = write_partition_tables(
+                    df, sets, layout, column=column, locations=locations, stack_size=stack
+                )
+            except Exception:  # told apart partition by partition below
+                result.spark_actions += 1
+            else:
+                result.spark_actions += 1
+                for partition, unopened in tables.items():
+                    for s in sets:
+                        for analyzer in s.analyzers:
+                            result.states[partition][analyzer] = unopened[s]
+                return
     for partition, found in result.states.items():
         rows = df if len(result.states) == 1 else df.where(F.col(column) == F.lit(partition))
         location = store.frequency_location(dataset, partition) if store and dataset else None

@@ -20,6 +20,7 @@ from checkers.metrics._analyzer import Analyzer
 from checkers.metrics._metric import Metric, MetricValue
 from checkers.metrics.annotations import SeriesPoint, expected_ids
 from checkers.metrics.state_stores import analyzer_key
+from checkers.project_db.ddl import add_missing_columns
 
 if TYPE_CHECKING:
     from checkers.metrics.verification import VerificationResult
@@ -55,6 +56,7 @@ class MetricRecord:
     constraint_name: str | None = None
     constraint_status: str | None = None
     id: int | None = None  # the row's id in dq_metrics
+    source: str | None = None  # scan, metadata or states (None: recorded before it was kept)
     expected: bool = False  # annotated "expected" by a person (checkers.metrics.annotations)
 
 
@@ -73,6 +75,8 @@ class MetricsRepository:
         metrics_table.create(self.engine, checkfirst=True)  # in the project DB: migration 9
         metric_annotations.create(self.engine, checkfirst=True)  # and migration 10
         metric_periods.create(self.engine, checkfirst=True)  # and migration 11
+        with self.engine.begin() as connection:  # and 12, for a history of its own
+            add_missing_columns(connection, metrics_table, ["source"])
 
     def save(
         self,
@@ -110,6 +114,7 @@ class MetricsRepository:
                     "partition_id": partition_id,
                     "partition_ts": partition_ts,
                     "tags": json.dumps(dict(key.tags), sort_keys=True),
+                    "source": metric.source.value,
                     # every row names every column: one insert of many rows takes the first
                     # row's columns, so a metric no constraint used must still name these
                     **dict.fromkeys(CONSTRAINT_COLUMNS),
@@ -347,6 +352,7 @@ def _record(row: Mapping[str, Any]) -> MetricRecord:
         constraint_name=row["constraint_name"],
         constraint_status=row["constraint_status"],
         id=row["id"],
+        source=row.get("source"),
     )
 
 

@@ -5,7 +5,7 @@ in before metrics are computed, and a count of the Spark actions it took."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from pyspark.sql import DataFrame
@@ -21,10 +21,13 @@ from checkers.metrics._analyzer import (
     ScanShareableAnalyzer,
     State,
 )
-from checkers.metrics._metric import Metric
+from checkers.metrics._metric import Metric, MetricSource
 from checkers.metrics._scan import run_scan
+from checkers.metrics.file_stats import SourceStats, stats_of
 from checkers.metrics.frequencies import FrequencyState, read_parquet
-from checkers.metrics.standalone import run_standalone
+from checkers.metrics.metadata_answers import answer_from_metadata
+from checkers.metrics.segments import MAX_SEGMENTS, Segment, SegmentMetrics, segment_metrics
+from checkers.metrics.standalone import SchemaAnalyzer, run_standalone
 from checkers.metrics.state_stores import FrequencyTableStore, StateStore
 
 COLUMNAR_SUFFIXES = (".parquet", ".orc")
@@ -45,6 +48,17 @@ class AnalysisResult:
     metrics: dict[Analyzer, Metric]
     states: dict[Analyzer, State] = field(default_factory=dict)
     spark_actions: int = 0
+    #: With `segment_by`: each segment's metrics, keyed by the segment's value.
+    by_segment: SegmentMetrics = field(default_factory=dict)
+
+    def segments(self, analyzer: Analyzer) -> dict[Segment, Metric]:
+        """`{segment value: Metric}` of a run with `segment_by` (a tuple of values for several
+        segment columns); a segment without rows is absent."""
+        return {s: found[analyzer] for s, found in self.by_segment.items() if analyzer in found}
+
+    #: Bytes of data files no Spark job read because metadata answered every metric (0 when a
+    #: scan ran, or the source has no file statistics).
+    bytes_not_read: int = 0
 
     def metric(self, analyzer: Analyzer) -> Metric:
         try:
@@ -89,12 +103,17 @@ def _reads_columnar_files(df: DataFrame) -> bool:
     return bool(files) and all(f.lower().endswith(COLUMNAR_SUFFIXES) for f in files)
 
 
+def _scan_passes_split(plan: SketchPlan, columnar: bool) -> bool:
+    """Whether sketches get a pass of their own."""
+    return plan is SketchPlan.SEPARATE or (plan is SketchPlan.AUTO and columnar)
+
+
 def _scan_passes(
     analyzers: list[ScanShareableAnalyzer], plan: SketchPlan, columnar: bool
 ) -> list[list[ScanShareableAnalyzer]]:
     sketches = [a for a in analyzers if a.is_sketch]
     declarative = [a for a in analyzers if not a.is_sketch]
-    separate = plan is SketchPlan.SEPARATE or (plan is SketchPlan.AUTO and columnar)
+    separate = _scan_passes_split(plan, columnar)
     passes = [declarative, sketches] if separate else [declarative + sketches]
     return [p for p in passes if p]
 
@@ -108,8 +127,15 @@ def run_analysis(
     partition: str | None = None,
     aggregate_with: Mapping[Analyzer, State] | None = None,
     sketch_plan: SketchPlan = SketchPlan.AUTO,
+    segment_by: Sequence[str] = (),
+    max_segments: int = MAX_SEGMENTS,
+    use_metadata: bool = True,
 ) -> AnalysisResult:
     """Compute every analyzer's metric over `df` in as few Spark passes as possible.
+
+    With `segment_by`, scan-shareable and frequency analyzers are also computed for each value
+    of those columns, in the same passes (`result.segments(analyzer)`); more than
+    `max_segments` segments make every metric an error (segments.py).
 
     With `state_store`, `dataset` and `partition`, the states of `df` are stored as that
     partition's (replacing earlier ones); metrics are those of `df` merged with `aggregate_with`.
@@ -117,19 +143,45 @@ def run_analysis(
     Plans are chosen by measurement (benchmarks/README.md): on columnar files (Parquet, ORC)
     sketches get a pass of their own, on row formats they join the shared scan; all frequency
     tables come from one query. `sketch_plan` overrides the choice.
+
+    With `use_metadata` (the default), metrics the source's file statistics answer exactly
+    (`checkers.metrics.metadata_answers`) come from them; the rest scan only what they need.
     """
     if state_store is not None and (dataset is None or partition is None):
         raise ValueError("storing states needs both dataset= and partition=")
     unique = _unique(analyzers)
     runnable, problems = split_by_schema(unique, df.schema)
     metrics: dict[Analyzer, Metric] = {a: Metric(a, error=e) for a, e in problems.items()}
+    if segment_by:
+        if state_store is not None or aggregate_with:
+            raise ValueError("segment_by does not store or merge states (yet): drop one")
+        separate = _scan_passes_split(sketch_plan, _reads_columnar_files(df))
+        by_segment, whole, used = segment_metrics(
+            df, runnable, segment_by, max_segments=max_segments, separate_sketches=separate
+        )
+        metrics.update(whole)
+        return AnalysisResult({a: metrics[a] for a in unique}, {}, used, by_segment=by_segment)
     states: dict[Analyzer, State] = {}
     actions = 0
     previous = dict(aggregate_with or {})
 
+    stats = stats_of(df) if use_metadata else None
+    if stats is not None:
+        known = answer_from_metadata(runnable, stats, df.schema)
+        for analyzer, state in known.items():
+            states[analyzer] = state
+            merged = state.merge(previous[analyzer]) if analyzer in previous else state
+            metric = analyzer.metric_from_state(merged)
+            metrics[analyzer] = replace(metric, source=MetricSource.METADATA)
+        runnable = [a for a in runnable if a not in known]
     # ColumnCount from the schema (no job), CustomSql with a query each
     own_metrics, own_states, own_actions = run_standalone(df, runnable, previous)
-    metrics.update(own_metrics)
+    metrics.update(
+        {
+            a: replace(m, source=MetricSource.METADATA) if isinstance(a, SchemaAnalyzer) else m
+            for a, m in own_metrics.items()
+        }
+    )
     states.update(own_states)
     actions += own_actions
 
@@ -167,7 +219,16 @@ def run_analysis(
     if state_store is not None and states:
         assert dataset is not None and partition is not None
         state_store.save(dataset, partition, states)
-    return AnalysisResult({a: metrics[a] for a in unique}, states, actions)
+    unread = _bytes_not_read(stats, metrics, actions)
+    return AnalysisResult({a: metrics[a] for a in unique}, states, actions, bytes_not_read=unread)
+
+
+def _bytes_not_read(
+    stats: SourceStats | None, metrics: Mapping[Analyzer, Metric], jobs: int
+) -> int:
+    """The data files' bytes when metadata answered and no Spark action read the data."""
+    answered = any(m.source is MetricSource.METADATA for m in metrics.values())
+    return stats.bytes if stats is not None and answered and jobs == 0 else 0
 
 
 def _run_own_pass(

@@ -11,7 +11,7 @@ to be exact (n <= 50 at Deequ's relative error 0.01; n <= k = 200 for ours)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -30,6 +30,7 @@ from checkers.metrics._schema import (
     sketchable_directly,
 )
 from checkers.metrics._serde import state_kind
+from checkers.metrics.agreement import HLL_DEVIATIONS, Agreement
 
 DEFAULT_HLL_LG_K = 12  # 4,096 registers: about 1.6% relative standard error
 DEFAULT_KLL_K = 200  # about 1.65% normalized rank error (99% confidence)
@@ -116,7 +117,16 @@ class ApproxCountDistinct(_Sketch):
         return HllState.zero(self.lg_k)
 
     def compute_value(self, state: HllState) -> float:  # type: ignore[override]
-        return state.estimate()
+        # A count of distinct values is whole: Deequ rounds its estimate (Math.round) too.
+        return float(math.floor(state.estimate() + 0.5))
+
+    def agreement(self, state: HllState) -> Agreement:  # type: ignore[override]
+        # A union of sketches estimates differently from one sketch of the whole (an
+        # out-of-order sketch loses the HIP estimator): within the sketch's own error bounds.
+        sketch = ds.hll_sketch.deserialize(state.sketch)
+        low = math.floor(sketch.get_lower_bound(HLL_DEVIATIONS))
+        high = math.ceil(sketch.get_upper_bound(HLL_DEVIATIONS))
+        return Agreement({"": (low, high)}, f"HLL error, {HLL_DEVIATIONS} standard deviations")
 
 
 class _Quantiles(_Sketch):
@@ -143,6 +153,22 @@ class _Quantiles(_Sketch):
             raise EmptyStateError(f"Empty state for {self!r}: all input values were NULL")
         return sketch
 
+    def rank_bounds(self, state: KllState) -> tuple[Callable[[float], tuple[float, float]], str]:
+        """For a quantile q, the values a recomputation from scratch may answer: each sketch's
+        answer has a rank within its normalized rank error of q, so merged partitions' and a
+        fresh sketch's answers lie within twice that in rank: the values this sketch puts at
+        q minus and plus twice its error. And why, in words."""
+        sketch = self.loaded(state)
+        error = sketch.normalized_rank_error(False)
+
+        def at(rank: float) -> float:
+            return float(sketch.get_quantile(min(1.0, max(0.0, rank)), inclusive=True))
+
+        def bounds(q: float) -> tuple[float, float]:
+            return at(q - 2 * error), at(q + 2 * error)
+
+        return bounds, f"KLL rank error {error:.4f} (k={self.k}), twice"
+
 
 def _check_quantile(q: float) -> None:
     if not 0.0 <= q <= 1.0:
@@ -164,6 +190,10 @@ class ApproxQuantile(_Quantiles):
     @property
     def metric_name(self) -> str:
         return f"ApproxQuantile-{self.quantile}"
+
+    def agreement(self, state: KllState) -> Agreement:  # type: ignore[override]
+        bounds, why = self.rank_bounds(state)
+        return Agreement({"": bounds(self.quantile)}, why)
 
     def compute_value(self, state: KllState) -> float:  # type: ignore[override]
         return float(self.loaded(state).get_quantile(self.quantile, inclusive=True))
@@ -188,6 +218,10 @@ class ApproxQuantiles(_Quantiles):
     def compute_value(self, state: KllState) -> dict[str, object]:  # type: ignore[override]
         sketch = self.loaded(state)
         return {str(q): float(sketch.get_quantile(q, inclusive=True)) for q in self.quantiles}
+
+    def agreement(self, state: KllState) -> Agreement:  # type: ignore[override]
+        bounds, why = self.rank_bounds(state)
+        return Agreement({str(q): bounds(q) for q in self.quantiles}, why)
 
 
 def interpolated_quantile(sketch: ds.kll_doubles_sketch, q: float) -> float:
@@ -220,3 +254,8 @@ class InterquartileRange(_Quantiles):
     def compute_value(self, state: KllState) -> float:  # type: ignore[override]
         sketch = self.loaded(state)
         return interpolated_quantile(sketch, 0.75) - interpolated_quantile(sketch, 0.25)
+
+    def agreement(self, state: KllState) -> Agreement:  # type: ignore[override]
+        bounds, why = self.rank_bounds(state)
+        (q1_low, q1_high), (q3_low, q3_high) = bounds(0.25), bounds(0.75)
+        return Agreement({"": (q3_low - q1_high, q3_high - q1_low)}, why)

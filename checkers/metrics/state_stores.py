@@ -48,7 +48,7 @@ class StateStore(Protocol):
         """The stored states of `analyzers` in each of `partitions` (every stored partition
         when None), a partition without states mapping to {}."""
 
-    def save(self, dataset: str, partition: str, states: Mapping[Analyzer, State]) -> None:
+    def save(self, dataset: str, partition: str, states: Mapping[Analyzer, LoadedState]) -> None:
         """Store the states of one partition, replacing those of the same analyzers, atomically."""
 
 
@@ -93,7 +93,7 @@ class RecordStore:
     def frequency_location(self, dataset: str, partition: str) -> str:
         return str(self._partition_dir(dataset, partition) / f"freq-{uuid.uuid4().hex}")
 
-    def save(self, dataset: str, partition: str, states: Mapping[Analyzer, State]) -> None:
+    def save(self, dataset: str, partition: str, states: Mapping[Analyzer, LoadedState]) -> None:
         records = {}
         for analyzer, state in states.items():
             if isinstance(state, FrequencyState) and state.location is None:

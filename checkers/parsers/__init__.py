@@ -11,11 +11,14 @@ from checkers.parsers._base import (
     schema_problems,
 )
 from checkers.parsers.callable import CallableParser
+from checkers.parsers.delta import DeltaParser
 from checkers.parsers.files import CsvParser, JsonParser, ParquetParser, TableParser
 from checkers.parsers.http import HttpJsonParser
+from checkers.parsers.iceberg import IcebergParser
 from checkers.parsers.jdbc import JdbcParser
 from checkers.parsers.partitions import (
     PARTITION_COLUMN,
+    DataFiles,
     HivePartitions,
     Partition,
     PartitionColumn,
@@ -27,8 +30,11 @@ __all__ = [
     "PARTITION_COLUMN",
     "CallableParser",
     "CsvParser",
+    "DataFiles",
+    "DeltaParser",
     "HivePartitions",
     "HttpJsonParser",
+    "IcebergParser",
     "JdbcParser",
     "JsonParser",
     "ParquetParser",

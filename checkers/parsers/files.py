@@ -13,10 +13,12 @@ from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from checkers.metrics import attach_stats
 from checkers.parsers import _column_partitions as columns
 from checkers.parsers._base import Lazy, Parser, SourceIdentity, resolve
 from checkers.parsers._hive import key_column, list_partitions, local_root, spark_path
 from checkers.parsers._shadowing import refuse_shadowing
+from checkers.parsers.parquet_footers import footers_of
 from checkers.parsers.partitions import (
     PARTITION_COLUMN,
     HivePartitions,
@@ -142,6 +144,10 @@ class ParquetParser(_FileParser):
 
     def _reader(self, spark: SparkSession) -> DataFrameReader:
         return spark.read.format("parquet")
+
+    def read(self, spark: SparkSession) -> DataFrame:
+        df = super().read(spark)
+        return attach_stats(df, lambda: footers_of(df))
 
     def describe(self) -> str:
         return f"Parquet {resolve(self.path)}"

@@ -88,6 +88,18 @@ class PartitionColumn(Partitioning):
             )
 
 
+@dataclass(frozen=True)
+class DataFiles(Partitioning):
+    """A table format's snapshot as its data files: each file is a partition (files never
+    change, so a new snapshot's added files are the new partitions and its removed files the
+    deleted ones). Delta and Iceberg tables are partitioned this way.
+
+    >>> DeltaParser("s3a://lake/bookings")  # partitioning=DataFiles() is its default
+    """
+
+    fits: ClassVar[str] = "table formats (DeltaParser, IcebergParser)"
+
+
 def _ts_of_text(text: str) -> dt.datetime | None:
     try:
         if _DATE.fullmatch(text):

@@ -1,8 +1,9 @@
 """The check manifest: what the DAG needs about every check (name, task id, clock, owner, how its
 task reports outcomes), as JSON beside the DAG, so parsing the DAG imports neither Spark nor the
-checks. It carries a digest of every source file of the check packages: the DAG compares them
-at parse time (hashing files, importing nothing) and refuses a manifest that no longer matches
-the code, so a new, renamed or changed check can never silently miss its runs."""
+checks. It carries a digest of every source file of the check packages: `evaluate` compares them
+on the worker at run time (hashing files, importing nothing), and a manifest that no longer
+matches the code is a dq alert to the platform's owner and a failed `manifest` task, never the
+DAG's import error: the DAG keeps scheduling the manifest's checks, run with the workers' code."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scheduling.clocks import Cron, Every
 
@@ -31,6 +32,17 @@ def manifest_path(configured: str | None = None) -> Path:
     (DQ_MANIFEST), else the one beside this repository's DAG. (The DAG reads DQ_MANIFEST, else
     dq_checks.json beside its own file, wherever it was copied.)"""
     return Path(configured or DAGS_DIR / "dq_checks.json")
+
+
+def deployed_manifest(configured: str | None = None, dags_folder: str | None = None) -> Path:
+    """The manifest the deployed DAG reads: `configured` (DQ_MANIFEST), else dq_checks.json
+    beside the DAG in Airflow's DAGs folder (AIRFLOW__CORE__DAGS_FOLDER) when it is there, else
+    the repository's."""
+    if configured:
+        return Path(configured)
+    if dags_folder and (Path(dags_folder) / "dq_checks.json").exists():
+        return Path(dags_folder) / "dq_checks.json"
+    return manifest_path()
 
 
 def clock_spec(clock: object) -> dict[str, object] | None:
@@ -160,7 +172,7 @@ def write_manifest(manifest: Mapping[str, object], path: Path) -> Path:
 
 
 class StaleManifest(RuntimeError):
-    """The manifest does not describe the checks deployed beside it (the DAG refuses to load)."""
+    """There is no manifest the DAG can read (missing, or written by another version)."""
 
 
 @dataclass(frozen=True)
@@ -195,26 +207,41 @@ def _differences(recorded: Mapping[str, str], current: Mapping[str, str]) -> lis
     )
 
 
-def load_manifest(where: Path) -> list[Entry]:
-    """The manifest's entries, after checking that it is current: raises StaleManifest naming
-    the source files added, removed or changed since it was generated."""
+def _read(where: Path) -> dict[str, object]:
     fix = REGENERATE.format(path=where)
     try:
-        data = json.loads(where.read_text())
+        data: dict[str, object] = json.loads(where.read_text())
     except FileNotFoundError:
         raise StaleManifest(f"no check manifest at {where}: {fix}") from None
     if data.get("version") != VERSION:
         raise StaleManifest(f"{where} has manifest version {data.get('version')}: {fix}")
-    recorded: dict[str, dict[str, str]] = data["sources"]
-    current = source_digests(list(recorded))
+    return data
+
+
+def manifest_drift(where: Path) -> str | None:
+    """What changed in the check packages since the manifest at `where` was generated (source
+    files added, removed or changed, one line with the fix), or None when it is current."""
+    recorded: dict[str, dict[str, str]] = _read(where)["sources"]  # type: ignore[assignment]
+    try:
+        current = source_digests(list(recorded))
+    except StaleManifest as gone:
+        return f"{where} is out of date with the checks ({gone}): {REGENERATE.format(path=where)}"
     changes = [
         f"{package}: {change}"
         for package in recorded
         for change in _differences(recorded[package], current[package])
     ]
-    if changes:
-        shown = "; ".join(changes[:5]) + (f"; and {len(changes) - 5} more" if changes[5:] else "")
-        raise StaleManifest(f"{where} is out of date with the checks ({shown}): {fix}")
+    if not changes:
+        return None
+    shown = "; ".join(changes[:5]) + (f"; and {len(changes) - 5} more" if changes[5:] else "")
+    return f"{where} is out of date with the checks ({shown}): {REGENERATE.format(path=where)}"
+
+
+def load_manifest(where: Path) -> list[Entry]:
+    """The manifest's entries, current or not (`manifest_drift` says): one team's edit without
+    a new manifest must not stop every team's checks. Raises StaleManifest when there is no
+    manifest to read."""
+    data: dict[str, Any] = _read(where)
     return [
         Entry(
             name=e["name"],

@@ -1,47 +1,56 @@
 """What the DAG's tasks do, apart from Airflow: `evaluate` picks the checks due in the run's
 window and runs them all in one process (one Spark application per tick, one read per source, one
-engine pass per dataset), and `settle` turns one check's outcome into its task's state.
-Airflow is imported only for its exceptions, when a task must fail."""
+engine pass per dataset; an ERROR evaluated once more there), `outcome_task` names the task of
+each check's group that shows its outcome, and `settle` turns a failing outcome into that task's
+failure. Airflow is imported only for its exceptions."""
 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Sequence
+from pathlib import Path
 
-from checkers.outcome import CheckOutcome
+from checkers.outcome import CheckOutcome, Status
+from checks.problems import DefinitionProblem
 from checks.task_states import TaskStates, TaskVerdict
-from scheduling.airflow.manifest import Entry, asset_key, clock_from_spec
+from scheduling.airflow.manifest import Entry, asset_key, clock_from_spec, manifest_drift
+from scheduling.airflow.outcome_tasks import NOT_RUN, OutcomeFailed
 from scheduling.claims import Claim
 from scheduling.config import Config
 from scheduling.tick.readiness import Readiness
 from scheduling.windows import is_due
 
 OUTCOMES = "outcomes"  # the XCom key of the summaries evaluate pushes
+CHOSEN = "chosen"  # the XCom key of the names of the checks evaluate ran
 HELD = "held"  # the status of a window another live run is evaluating
+#: The pseudo-check whose ERROR outcome tells the platform's owner the manifest is stale, and
+#: the task that shows it (failed) in the run where the DAG's checks drifted from the code.
+MANIFEST_CHECK, MANIFEST_TASK = "dq_manifest", "manifest"
+
+log = logging.getLogger("dq.outcomes")
 
 Summary = dict[str, object]
 
 
-def result_task(entry: Entry) -> str:
-    return f"{entry.task_id}.result"
-
-
-def ok_task(entry: Entry) -> str:
-    """The check's green path: an empty task the scheduler marks success without a process."""
-    return f"{entry.task_id}.ok"
+def outcome_task(entry: Entry, summary: Summary, defaults: TaskStates) -> str:
+    """Which task of the check's group shows `summary`: ok, tolerated, warning (a failure the
+    task states let pass), critical, failed (at or above the failing level), not_run (an ERROR
+    outcome, a window another run holds, a marker not written)."""
+    status, level = str(summary["status"]), str(summary.get("level", "OK"))
+    if status == HELD or summary.get("readiness_error"):
+        return NOT_RUN
+    verdict = states_of(entry, defaults).verdict(status, level)
+    if verdict is TaskVerdict.SUCCEED:
+        return {"passed": "ok", "tolerated": "tolerated"}.get(status, "warning")
+    if status == "error":
+        return NOT_RUN
+    return "critical" if level == "CRITICAL" else "failed"
 
 
 def states_of(entry: Entry, defaults: TaskStates) -> TaskStates:
     """The check's own task states, else `defaults` (DQ_TASK_FAILS_AT, DQ_TASK_FAILS_ON_ERROR)."""
     return TaskStates.from_spec(entry.task_states) if entry.task_states else defaults
-
-
-def green(entry: Entry, summary: Summary, defaults: TaskStates) -> bool:
-    """Whether the outcome leaves the check's task green (so it needs no task process)."""
-    if summary["status"] == HELD or summary.get("readiness_error"):
-        return False
-    verdict = states_of(entry, defaults).verdict(str(summary["status"]), str(summary["level"]))
-    return verdict is TaskVerdict.SUCCEED
 
 
 def due(entries: Sequence[Entry], start: dt.datetime, end: dt.datetime) -> list[Entry]:
@@ -54,9 +63,15 @@ def due(entries: Sequence[Entry], start: dt.datetime, end: dt.datetime) -> list[
     ]
 
 
-def summary_of(result: CheckOutcome | Claim, readiness: Readiness | None = None) -> Summary:
+def summary_of(
+    result: CheckOutcome | Claim,
+    readiness: Readiness | None = None,
+    *,
+    serve_url: str | None = None,
+) -> Summary:
     """An outcome (or a claim held elsewhere) as the JSON a task pushes to XCom, with what the
-    run did to the readiness of the asset the check guards."""
+    run did to the readiness of the asset the check guards; `serve_url` (DQ_SERVE_URL) links
+    a red outcome's one line to the check's page on `dq serve`."""
     if isinstance(result, Claim):
         return {"check": result.check, "status": HELD, "summary": result.describe()}
     gate: Summary = {}
@@ -75,37 +90,99 @@ def summary_of(result: CheckOutcome | Claim, readiness: Readiness | None = None)
         "failing": result.failing,
         "total": result.total,
         "error": result.error,
-        "summary": result.summary(),
+        "attempts": result.attempts,
+        "summary": one_line(result, serve_url=serve_url),
     }
 
 
+def one_line(outcome: CheckOutcome, *, serve_url: str | None = None) -> str:
+    """The outcome's summary with its first failing keys (what a red task's failure says) and,
+    unless it passed, the check's page on `dq serve` when `serve_url` is set."""
+    keys = ", ".join(str(k) for k in outcome.failing_keys[:3])
+    more = ", ..." if len(outcome.failing_keys) > 3 else ""
+    line = outcome.summary() + (f"; failing keys: {keys}{more}" if keys else "")
+    if serve_url and outcome.status not in (Status.PASSED, Status.TOLERATED):
+        from scheduling.serve.pages import check_href
+
+        line += f"; {serve_url.rstrip('/')}{check_href(outcome.check)}"
+    return line
+
+
+def log_summary(summary: Summary) -> None:
+    """A green outcome at INFO, a failure at WARNING or ERROR by its level, could-not-run at
+    ERROR: filtering a task log by ERROR finds the outcomes that need someone."""
+    status, level = summary["status"], summary.get("level")
+    if status in ("passed", "tolerated"):
+        severity = logging.INFO
+    elif status == "failed" and level in ("OK", "INFO", "WARNING"):
+        severity = logging.WARNING
+    else:
+        severity = logging.ERROR
+    log.log(severity, "%s", summary["summary"])
+
+
+def stale_manifest(manifest: Path, config: Config) -> DefinitionProblem | None:
+    """The manifest's drift from the checks' code on this worker, as a problem the platform's
+    owner (DQ_PLATFORM_OWNER) is alerted of: an ERROR outcome of `dq_manifest`, whose open
+    incident absorbs the repeats until the manifest is regenerated."""
+    drift = manifest_drift(manifest)
+    if drift is None:
+        return None
+    return DefinitionProblem(MANIFEST_CHECK, str(manifest), "", drift, owner=config.platform_owner)
+
+
+def manifest_failure(summary: Summary | None) -> OutcomeFailed:
+    """What fails the `manifest` task: the stale manifest's ERROR in one line (logged at ERROR
+    too), which names the changed files and how to regenerate the manifest."""
+    message = str((summary or {}).get("error") or "the check manifest is out of date")
+    log.error("%s", message)
+    return OutcomeFailed(message)
+
+
 def evaluate(
-    chosen: Sequence[Entry], start: dt.datetime, end: dt.datetime
+    chosen: Sequence[Entry], start: dt.datetime, end: dt.datetime, *, manifest: Path
 ) -> tuple[list[str], dict[str, Summary]]:
     """Run the `chosen` checks (those due) for (start, end] together, recorded and alerted as in
-    `dq run`: the tasks to follow (each check's `ok` when its outcome leaves it green, else its
-    `result`, which fails; none: all skip) and each check's summary, also in the task log."""
-    if not chosen:
+    `dq run`, with the workers' code (a check edited since the manifest runs as edited): the
+    tasks to follow (per check, the task its outcome settles, `outcome_task`; `manifest` when
+    the manifest is stale) and each check's summary, also in the task log by severity."""
+    stale = stale_manifest(manifest, Config.from_environment())
+    if not chosen and stale is None:
         return [], {}
     from scheduling.runner import run_window
     from scheduling.settings import Settings
 
     config = Config.from_environment()
     settings = Settings.from_environment(config=config)
-    run = run_window([e.name for e in chosen], start=start, end=end, settings=settings)
-    summaries = {n: summary_of(r, run.readiness.get(n)) for n, r in run.results.items()}
+    extra = [stale] if stale is not None else []
+    names = [e.name for e in chosen]
+    run = run_window(names, start=start, end=end, settings=settings, extra_problems=extra)
+    page = settings.serve_url
+    summaries = {
+        n: summary_of(r, run.readiness.get(n), serve_url=page) for n, r in run.results.items()
+    }
     for summary in summaries.values():
-        print(summary["summary"])
+        log_summary(summary)
     defaults = config.task_states()
-    follow = [
-        ok_task(e) if green(e, summaries[e.name], defaults) else result_task(e) for e in chosen
-    ]
-    return follow, summaries
+    follow = [f"{e.task_id}.{outcome_task(e, summaries[e.name], defaults)}" for e in chosen]
+    return follow + ([MANIFEST_TASK] if stale is not None else []), summaries
+
+
+def tick_done(chosen: Sequence[str] | None, summaries: dict[str, Summary] | None) -> str:
+    """The platform's verdict on a tick (the DAG run's state follows it): raises unless
+    `evaluate` ran and gave every check it chose an outcome; a failing check does not fail it."""
+    if chosen is None or summaries is None:
+        raise CheckNotEvaluated("evaluate did not finish: no check of this tick was evaluated")
+    missing = [n for n in chosen if n not in summaries]
+    if missing:
+        raise CheckNotEvaluated(f"no outcome for {', '.join(missing)}")
+    red = sorted(n for n, s in summaries.items() if s["status"] in ("failed", "error", HELD))
+    return f"{len(chosen)} check(s) evaluated; {len(red)} not green: {', '.join(red) or '-'}"
 
 
 class CheckNotEvaluated(RuntimeError):
-    """The check could not be evaluated (ERROR outcome) or its window is still held by another
-    run: the task fails and Airflow retries it, which evaluates the check again."""
+    """The check's window is still held by another run, or its marker was not written: the task
+    fails and Airflow retries it, which evaluates the check again."""
 
 
 def settle(
@@ -117,9 +194,11 @@ def settle(
     end: dt.datetime,
     config: Config | None = None,
 ) -> Summary:
-    """The check's task state from its outcome: returns the summary (task succeeds) or raises.
-    A retry (`attempt` > 1) evaluates the check again (its ERROR window is claimed anew).
-    `config` defaults to the environment's."""
+    """The check's red task from its outcome: raises OutcomeFailed with the one-line summary (no
+    retry), CheckNotEvaluated when the window is held elsewhere or the marker failed (Airflow
+    retries), or returns the summary when a retry found the check green. A retry (`attempt` >
+    1) evaluates the check again (its ERROR window is claimed anew). `config` defaults to the
+    environment's."""
     config = config or Config.from_environment()
     if attempt > 1 or summary is None:
         from scheduling.runner import run_window
@@ -127,8 +206,12 @@ def settle(
 
         settings = Settings.from_environment(config=config)
         again = run_window([entry.name], start=start, end=end, retry_errors=True, settings=settings)
-        summary = summary_of(again.results[entry.name], again.readiness.get(entry.name))
-    print(summary["summary"])
+        summary = summary_of(
+            again.results[entry.name],
+            again.readiness.get(entry.name),
+            serve_url=settings.serve_url,
+        )
+    log_summary(summary)
     if summary["status"] == HELD:
         raise CheckNotEvaluated(str(summary["summary"]))
     if summary.get("readiness_error"):  # the outcome is recorded; the marker is not
@@ -136,12 +219,8 @@ def settle(
     verdict = states_of(entry, config.task_states()).verdict(
         str(summary["status"]), str(summary["level"])
     )
-    if verdict is TaskVerdict.FAIL:
-        from airflow.sdk.exceptions import AirflowFailException
-
-        raise AirflowFailException(f"{summary['summary']} (no retry: the data decides)")
-    if verdict is TaskVerdict.RETRY:
-        raise CheckNotEvaluated(str(summary["summary"]))
+    if verdict is not TaskVerdict.SUCCEED:  # an ERROR was already evaluated twice in-process
+        raise OutcomeFailed(str(summary["summary"]))
     return summary
 
 

@@ -1,5 +1,5 @@
 """A bug in dq itself: one line on stderr that says so, the traceback in `$DQ_STATE_DIR/logs/dq.log`
-(also on stderr where logs stay on the console: under Airflow, or with DQ_SPARK_LOG=stderr), and
+(also on stderr with DQ_SPARK_LOG=stderr), and
 exit code 70, apart from every code a check's result can give."""
 
 from __future__ import annotations

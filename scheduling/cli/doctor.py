@@ -116,15 +116,26 @@ def checks_finding(packages: Sequence[str]) -> Finding:
     return Finding("checks", True, f"{len(found.checks)} check(s) from {where}")
 
 
-def manifest_finding(configured: str | None = None) -> Finding:
-    """The DAG's check list describes the deployed checks (DQ_MANIFEST, else the repository's)."""
-    from scheduling.airflow.manifest import StaleManifest, load_manifest, manifest_path
+def manifest_finding(configured: str | None = None, dags_folder: str | None = None) -> Finding:
+    """The check list of the DAG Airflow runs describes the deployed checks: DQ_MANIFEST, else
+    dq_checks.json in Airflow's DAGs folder (AIRFLOW__CORE__DAGS_FOLDER) when there is one,
+    else the repository's. A stale one still runs (the DAG alerts the platform's owner)."""
+    from scheduling.airflow.manifest import (
+        StaleManifest,
+        deployed_manifest,
+        load_manifest,
+        manifest_drift,
+    )
 
-    path = manifest_path(configured)
+    path = deployed_manifest(configured, dags_folder)
+    fix = f"dq manifest --out {path} at deploy"
     try:
         entries = load_manifest(path)
+        drift = manifest_drift(path)
     except StaleManifest as exc:
-        return Finding("manifest", False, str(exc), f"dq manifest --out {path} at deploy")
+        return Finding("manifest", False, str(exc), fix)
+    if drift is not None:
+        return Finding("manifest", False, drift, fix)
     return Finding("manifest", True, f"{path}: {len(entries)} checks, current", "")
 
 
@@ -206,7 +217,7 @@ def doctor(config: Config, *, spark: SparkSession | None = None) -> list[Finding
         database_finding(config.database_url),
         files_finding(config),
         checks_finding(packages),
-        manifest_finding(config.manifest),
+        manifest_finding(config.manifest, config.airflow_dags_folder),
     ]
     try:
         session = spark or _session()

@@ -4,6 +4,7 @@ deliver their notifications."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import json
 import sys
@@ -38,10 +39,13 @@ def _cmd_due(args: argparse.Namespace) -> int:
     from scheduling.runner import due
 
     now, settings = parse_time(args.at), args.project.settings
-    windows = due(now, settings=settings, checks=list(args.project.checks().values()))
+    found = args.project.discovery()
+    windows = due(now, settings=settings, checks=list(found.checks.values()))
     for window in windows:
         print(f"{window.check:40} due in ({window.start.isoformat()}, {window.end.isoformat()}]")
-    if not windows:
+    for problem in found.problems:  # `dq run --due` gives each its ERROR outcome every tick
+        print(f"{problem.name:40} due every tick: an ERROR until fixed ({problem.reason})")
+    if not windows and not found.problems:
         print("no check is due")
     return EXIT_OK
 
@@ -55,6 +59,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     checks, problems = found.checks, found.problems
     now = parse_time(args.at)
     settings = args.project.settings
+    if args.no_metadata:  # this run scans every metric
+        settings = dataclasses.replace(settings, metadata_answers=False)
     if args.due and args.checks:
         print("dq run: give check names or --due, not both", file=sys.stderr)
         return EXIT_USAGE
@@ -172,6 +178,12 @@ def add_run_commands(commands: Any) -> None:
         action="store_true",
         help="drift guard: also recompute incremental checks from scratch and compare (exit 5 "
         "on a difference)",
+    )
+    run.add_argument(
+        "--no-metadata",
+        action="store_true",
+        help="scan every metric: none answered from file statistics (Parquet footers, Delta "
+        "logs, Iceberg manifests) this run (DQ_METADATA_ANSWERS=0 for every run)",
     )
     run.set_defaults(func=_cmd_run)
     deliver = commands.add_parser("deliver", help="deliver pending notifications once")

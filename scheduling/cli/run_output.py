@@ -40,7 +40,12 @@ def drift_lines(drift: DriftCheck) -> list[str]:
             continue
         lines.append(f"  {report.check}: DRIFT, the stored states no longer match the data:")
         lines += [f"    {line}" for line in report.differences]
-        lines.append("    its stored partitions are forgotten: the next run reads them all again")
+        stale = ", ".join(report.forgotten) or "none"
+        lines.append(
+            f"    its stored partitions are forgotten where they differ from the data "
+            f"({len(report.forgotten)} of {report.full.reading.get('partitions', 0)}: {stale}): "
+            "the next run reads them again"
+        )
     return lines
 
 
@@ -110,6 +115,9 @@ def _outcome_entry(outcome: CheckOutcome, report: RunReport) -> dict[str, object
         "error": outcome.error,
         "seconds": None if took is None else round(took, 3),
         "rows_read": outcome.reading.get("rows_read"),
+        # metrics answered from file statistics spared reading these bytes
+        "bytes_not_read": outcome.reading.get("bytes_not_read", 0),
+        "metric_sources": dict(outcome.metric_sources),
     }
 
 
@@ -139,7 +147,10 @@ def run_document(
         # a run that evaluated nothing because others hold or did its windows (None: it ran)
         "nothing_ran": nothing_ran(report),
         "local_errors": list(report.local_errors),
-        "drift": [{"check": r.check, "differences": list(r.differences)} for r in found.reports],
+        "drift": [
+            {"check": r.check, "differences": list(r.differences), "forgotten": list(r.forgotten)}
+            for r in found.reports
+        ],
         "passes": [_pass_entry(p) for p in report.passes],
         # seconds per stage of the tick, in order (scheduling/tick/pipeline.py STAGES)
         "timings": {stage: round(spent, 4) for stage, spent in report.timings.items()},

@@ -2,7 +2,14 @@
 check's history into SVG and HTML, `assets` holds the page's CSS and script, `render` writes it."""
 
 from scheduling.report.plot import outliers
-from scheduling.report.render import render_report, write_report
+from scheduling.report.render import REPORT_BYTES_500, render_report, write_report
 from scheduling.report.sections import reading, status_words
 
-__all__ = ["outliers", "reading", "render_report", "status_words", "write_report"]
+__all__ = [
+    "REPORT_BYTES_500",
+    "outliers",
+    "reading",
+    "render_report",
+    "status_words",
+    "write_report",
+]

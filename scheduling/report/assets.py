@@ -33,6 +33,8 @@ td,h3,.why,dd{overflow-wrap:break-word}
 #latest td:nth-child(3){overflow-wrap:anywhere;min-width:10rem}
 table.sample{font-size:.85rem}
 table.sample td{white-space:nowrap;max-width:20rem;overflow:hidden;text-overflow:ellipsis}
+.wrap:has(table.sample){max-height:24rem;overflow:auto}
+details summary{cursor:pointer}
 #latest td:nth-child(7),#latest td:nth-child(8){overflow-wrap:anywhere;min-width:7rem}
 
 .passed{color:var(--ok)}.tolerated{color:var(--tol)}
@@ -108,6 +110,11 @@ JS = """
     bar.hidden = false;
     apply();
   }
+
+  // Times are written in UTC; hovering one shows it in the viewer's zone.
+  document.querySelectorAll("time[datetime]").forEach(function (t) {
+    t.title = new Date(t.getAttribute("datetime")).toString();
+  });
 
   var tip = document.getElementById("tip");
   document.querySelectorAll("svg[data-plot]").forEach(function (svg) {

@@ -21,6 +21,8 @@ Z_OUTLIER = 3.0
 WIDTH, HEIGHT = 440, 190
 LEFT, RIGHT, TOP, BOTTOM = 52, 14, 12, 40
 MAX_TICKS = 6
+#: Points drawn per plot; a longer history is downsampled.
+MAX_POINTS = 120
 e = html.escape
 
 MINUTE, HOUR, DAY = dt.timedelta(minutes=1), dt.timedelta(hours=1), dt.timedelta(days=1)
@@ -192,7 +194,9 @@ def _time_axis(frame: _Frame) -> str:
     return "".join(parts)
 
 
-def _marks(frame: _Frame, name: str, points: Sequence[Point]) -> tuple[str, list[list[object]]]:
+def _marks(
+    frame: _Frame, name: str, points: Sequence[Point], titles: bool
+) -> tuple[str, list[list[object]]]:
     """The line, a circle per point (failing runs and outliers larger and coloured) and the
     hover data: per point [x, y, label]."""
     line = " ".join(f"{frame.x(p.at):.1f},{frame.y(p.value):.1f}" for p in points)
@@ -207,13 +211,33 @@ def _marks(frame: _Frame, name: str, points: Sequence[Point]) -> tuple[str, list
         hover.append([px, py, label])
         parts.append(
             f'<circle cx="{px}" cy="{py}" r="{2.5 if kind == "ok" else 4.5}" '
-            f'class="pt {kind}" data-i="{i}"><title>{e(label)}</title></circle>'
+            f'class="pt {kind}" data-i="{i}">'
+            + (f"<title>{e(label)}</title>" if titles else "")
+            + "</circle>"
         )
     return "".join(parts), hover
 
 
-def svg_plot(plot_id: str, name: str, points: Sequence[Point]) -> tuple[str, list[list[object]]]:
-    """The plot's HTML (`data-plot` names it in the page's JSON) and its hover data."""
+def downsampled(points: Sequence[Point], most: int) -> list[Point]:
+    """At most `most` points, evenly spaced over the runs, keeping the last one and the failed
+    runs while they are few (a long history would otherwise be megabytes of circles)."""
+    if len(points) <= most:
+        return list(points)
+    step = len(points) / most
+    kept = {int(i * step) for i in range(most)} | {len(points) - 1}
+    failed = {i for i, p in enumerate(points) if p.failed}
+    if len(kept | failed) <= 2 * most:
+        kept |= failed
+    return [p for i, p in enumerate(points) if i in kept]
+
+
+def svg_plot(
+    plot_id: str, name: str, points: Sequence[Point], *, most: int = MAX_POINTS, titles: bool = True
+) -> tuple[str, list[list[object]]]:
+    """The plot's HTML (`data-plot` names it in the page's JSON) and its hover data (at most
+    `most` points, see `downsampled`); `titles`: each point's value also as its <title>, for a
+    page read without its script."""
+    points = downsampled(points, most)
     start, end = points[0].at, points[-1].at
     if start == end:
         start, end = start - 12 * HOUR, end + 12 * HOUR
@@ -221,7 +245,7 @@ def svg_plot(plot_id: str, name: str, points: Sequence[Point]) -> tuple[str, lis
     if name == SHARE:
         ticks = [t for t in ticks if t >= 0] or [0.0]
     frame = _Frame(start, end, ticks[0], ticks[-1] if ticks[-1] > ticks[0] else ticks[0] + 1)
-    marks, hover = _marks(frame, name, points)
+    marks, hover = _marks(frame, name, points, titles)
     inner_w, inner_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     svg = (
         f'<figure class="plot"><figcaption>{e(name)}</figcaption>'

@@ -13,17 +13,33 @@ from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
+from checkers.levels import AlertLevel
 from scheduling.report.assets import CSS, JS, json_block
 from scheduling.report.data import CheckHistory, load_histories
-from scheduling.report.plot import series_of, svg_plot
+from scheduling.report.plot import MAX_POINTS, series_of, svg_plot
 from scheduling.report.sections import (
+    COMPACT_FROM,
+    COMPACT_PLOTS,
+    COMPACT_POINTS,
     STATUS_WORDS,
+    by_severity,
     check_section,
+    escalated,
     latest_table,
 )
 
 e = html.escape
-__all__ = ["page", "render_report", "report_body", "write_report"]
+#: The report of 500 checks, each with a long history, stays under this size (docs/operations.md):
+#: plots are downsampled, histories and samples cut (tests/scheduling/test_report_scale.py).
+REPORT_BYTES_500 = 6 * 1024 * 1024
+__all__ = [
+    "REPORT_BYTES_500",
+    "page",
+    "render_histories",
+    "render_report",
+    "report_body",
+    "write_report",
+]
 
 
 def _anchors(checks: list[CheckHistory]) -> dict[str, tuple[str, str]]:
@@ -69,6 +85,12 @@ def _cards(checks: list[CheckHistory]) -> str:
     statuses = Counter(check.latest.outcome.status.value for check in checks)
     open_incidents = sum(check.open_incident is not None for check in checks)
     cards = [(STATUS_WORDS[value], statuses[value], value) for value in STATUS_WORDS]
+    failed = [c for c in checks if c.latest.outcome.status.value == "failed"]
+    levels = Counter(max(c.latest.outcome.level, escalated(c) or AlertLevel.OK) for c in failed)
+    cards[2:3] = [
+        (f"FAILED at {level.name}", n, "failed")
+        for level, n in sorted(levels.items(), reverse=True)
+    ] or cards[2:3]
     cards.append(("open incidents", open_incidents, "failed" if open_incidents else "passed"))
     return (
         '<div class="cards">'
@@ -84,26 +106,32 @@ LEGEND = (
     '<p class="legend muted"><span><i style="background:#2f6fdf"></i>a run</span>'
     '<span><i style="background:#c0231a"></i>FAILED or could not run</span>'
     '<span><i style="background:#e36c09"></i>more than 3 standard deviations from the earlier '
-    "runs</span><span>Times in UTC; hover a plot for values.</span></p>"
+    "runs</span><span>Times in UTC; hover a time for yours, a plot for values.</span></p>"
 )
 
 
 def report_body(checks: list[CheckHistory], *, base: Path | None) -> tuple[str, dict[str, object]]:
     """The report's content (latest outcomes, filters, a section per check) and the data its
     script reads; the live pages (scheduling/serve) show it too."""
+    checks = by_severity(checks)
     anchors = _anchors(checks)
+    compact = len(checks) > COMPACT_FROM
     plots: dict[str, list[list[object]]] = {}
     sections = []
     for check in checks:
         anchor, key = anchors[check.name]
         charts: list[str] = []
         series = series_of([(run.at, run.outcome) for run in check.runs])
-        for name, points in series.items():
+        for name, points in list(series.items())[: COMPACT_PLOTS if compact else None]:
             if len(points) > 1:
                 plot_id = f"{key}p{len(charts)}"
-                chart, plots[plot_id] = svg_plot(plot_id, name, points)
+                most = COMPACT_POINTS if compact else MAX_POINTS
+                chart, plots[plot_id] = svg_plot(
+                    plot_id, name, points, most=most, titles=not compact
+                )
                 charts.append(chart)
-        sections.append(check_section(check, anchor, key, "".join(charts), base=base))
+        section = check_section(check, anchor, key, "".join(charts), base=base, compact=compact)
+        sections.append(section)
     data = {
         "checks": {
             anchors[check.name][1]: {
@@ -150,7 +178,13 @@ def render_report(
 ) -> str:
     """The page. `base` is the directory the page will be written to: links to local files are
     made relative to it."""
-    checks = load_histories(engine, now=now)
+    return render_histories(load_histories(engine, now=now), now=now, title=title, base=base)
+
+
+def render_histories(
+    checks: list[CheckHistory], *, now: dt.datetime, title: str, base: Path | None = None
+) -> str:
+    """The page of these checks' histories."""
     body, data = report_body(checks, base=base)
     runs = sum(len(check.runs) for check in checks)
     return page(

@@ -18,6 +18,17 @@ from checkers.outcome import CheckOutcome, Status
 from scheduling.report.data import CheckHistory, IncidentStory
 
 HISTORY_ROWS = 30
+#: With more checks than this, each shows less (COMPACT_HISTORY_ROWS, COMPACT_PLOTS of
+#: COMPACT_POINTS points), so the report of 500 checks stays a few MB (REPORT_BYTES_500).
+COMPACT_FROM = 50
+COMPACT_HISTORY_ROWS = 8
+COMPACT_PLOTS = 1
+COMPACT_POINTS = 30
+COMPACT_SAMPLE_ROWS = 3
+COMPACT_SAMPLE_COLUMNS = 12
+COMPACT_STRIP_RUNS = 12
+#: A sample cell shows this much of its value (its title holds the stored, bounded value).
+CELL_SHOWN = 60
 SAMPLE_ROWS = 10
 STRIP_RUNS = 24
 KEYS_SHOWN = 20
@@ -56,15 +67,63 @@ def when(at: dt.datetime | None) -> str:
     return f"{at:%Y-%m-%d %H:%M}" if at is not None else ""
 
 
-def reading(outcome: CheckOutcome) -> str:
-    """Rows the run read, and for incremental checks how many of the partitions were read."""
-    read = outcome.reading
-    if "rows_read" not in read:
+def stamp(at: dt.datetime | None) -> str:
+    """A time as HTML: in UTC, saying so; the page's script adds the viewer's zone on hover."""
+    if at is None:
         return ""
-    text = f"{read['rows_read']:,}"
+    utc = at.astimezone(dt.UTC)
+    return f'<time datetime="{utc:%Y-%m-%dT%H:%M:%SZ}">{utc:%Y-%m-%d %H:%M} UTC</time>'
+
+
+#: Longer texts (an error's reason) show their start; the rest unfolds on a click.
+FOLD_CHARS = 160
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= FOLD_CHARS else text[: FOLD_CHARS - 40] + "…"
+
+
+def folded(text: str) -> str:
+    """`text` escaped, folded into a <details> when longer than FOLD_CHARS."""
+    if len(text) <= FOLD_CHARS:
+        return e(text)
+    return f"<details><summary>{e(_cut(text))}</summary>{e(text)}</details>"
+
+
+_STATUS_RANK = {Status.FAILED: 0, Status.ERROR: 1, Status.TOLERATED: 2, Status.PASSED: 3}
+
+
+def by_severity(checks: list[CheckHistory]) -> list[CheckHistory]:
+    """The worst first: the highest (escalated) level, FAILED before could not run before
+    tolerated before passed, then the most recent run first."""
+
+    def rank(check: CheckHistory) -> tuple[int, int, float]:
+        outcome = check.latest.outcome
+        ok = outcome.status in (Status.PASSED, Status.TOLERATED)
+        level = 0 if ok else max(outcome.level, escalated(check) or AlertLevel.OK)
+        return (-int(level), _STATUS_RANK[outcome.status], -check.latest.at.timestamp())
+
+    return sorted(checks, key=rank)
+
+
+def reading(outcome: CheckOutcome) -> str:
+    """Rows the run read, and for incremental checks how many of the partitions were read;
+    metrics answered from metadata say so, with the bytes they spared reading."""
+    read = outcome.reading
+    text = f"{read['rows_read']:,}" if "rows_read" in read else ""
     if "partitions" in read:
         text += f" ({read.get('partitions_read', 0):,} of {read['partitions']:,} partitions)"
-    return text
+    return " ".join(p for p in (text, metadata_note(outcome)) if p)
+
+
+def metadata_note(outcome: CheckOutcome) -> str:
+    """How many metrics came from metadata (file statistics, the schema), and what it spared."""
+    answered = sum(1 for s in outcome.metric_sources.values() if s == "metadata")
+    if not answered:
+        return ""
+    spared = outcome.reading.get("bytes_not_read", 0)
+    of = f"{answered} of {len(outcome.metric_sources)} metrics from metadata"
+    return f"[{of}, {spared:,} bytes not read]" if spared else f"[{of}]"
 
 
 def counts(outcome: CheckOutcome) -> str:
@@ -93,23 +152,24 @@ def _text(value: object) -> str:
 
 
 def _cell(value: object) -> str:
-    """A sample value; the cell may cut it short, its title holds it whole."""
-    text = e(_text(value))
-    return f'<td title="{text}">{text}</td>'
+    """A sample value; the cell cuts it short, its title holds it as stored."""
+    text = _text(value)
+    shown = text if len(text) <= CELL_SHOWN else text[: CELL_SHOWN - 1] + "…"
+    return f'<td title="{e(text)}">{e(shown)}</td>'
 
 
 def _badge(outcome: CheckOutcome, escalation: AlertLevel | None) -> str:
     word, detail = status_words(outcome, escalation)
     return f'<span class="badge {outcome.status.value}">{e(word)}</span> ' + (
-        f'<span class="muted">{e(detail)}</span>' if detail else ""
+        f'<span class="muted" title="{e(detail)}">{e(_cut(detail))}</span>' if detail else ""
     )
 
 
-def _strip(check: CheckHistory) -> str:
+def _strip(check: CheckHistory, runs: int) -> str:
     dots = (
         f'<span class="dot {run.outcome.status.value}" '
         f'title="{e(when(run.at))}: {e(STATUS_WORDS[run.outcome.status.value])}"></span>'
-        for run in check.runs[-STRIP_RUNS:]
+        for run in check.runs[-runs:]
     )
     return f'<span class="strip">{"".join(dots)}</span>'
 
@@ -119,6 +179,7 @@ def _tags(tags: tuple[str, ...]) -> str:
 
 
 def latest_table(checks: list[CheckHistory], anchors: dict[str, tuple[str, str]]) -> str:
+    strip = COMPACT_STRIP_RUNS if len(checks) > COMPACT_FROM else STRIP_RUNS
     rows = []
     for check in checks:
         at, outcome = check.latest.at, check.latest.outcome
@@ -126,10 +187,11 @@ def latest_table(checks: list[CheckHistory], anchors: dict[str, tuple[str, str]]
         word, detail = status_words(outcome, escalated(check))
         rows.append(
             f'<tr data-check="{key}"><td><a href="#{anchor}">{e(check.name)}</a></td>'
-            f'<td class="{outcome.status.value}">{e(word)}</td><td>{e(detail)}</td>'
+            f'<td class="{outcome.status.value}">{e(word)}</td><td>{folded(detail)}</td>'
             f'<td class="num">{e(counts(outcome))}</td><td class="num">{e(reading(outcome))}</td>'
-            f"<td>{_strip(check)}</td><td>{e(outcome.owner)}</td><td>{_tags(outcome.tags)}</td>"
-            f"<td>{e(when(at))}</td></tr>"
+            f"<td>{_strip(check, strip)}</td><td>{e(outcome.owner)}</td>"
+            f"<td>{_tags(outcome.tags)}</td>"
+            f"<td>{stamp(at)}</td></tr>"
         )
     return (
         '<div class="wrap"><table id="latest"><tr><th>check</th><th>status</th>'
@@ -138,20 +200,24 @@ def latest_table(checks: list[CheckHistory], anchors: dict[str, tuple[str, str]]
     )
 
 
-def _sample(check: CheckHistory, base: Path | None) -> str:
+def _sample(check: CheckHistory, base: Path | None, compact: bool) -> str:
     outcome = check.latest.outcome
     parts = []
     if outcome.sample:
-        columns = list(dict.fromkeys(key for row in outcome.sample for key in row))
+        rows = COMPACT_SAMPLE_ROWS if compact else SAMPLE_ROWS
+        every = list(dict.fromkeys(key for row in outcome.sample for key in row))
+        columns = every[:COMPACT_SAMPLE_COLUMNS] if compact else every
         head = "".join(f"<th>{e(column)}</th>" for column in columns)
         body = "".join(
             "<tr>" + "".join(_cell(row.get(column)) for column in columns) + "</tr>"
-            for row in outcome.sample[:SAMPLE_ROWS]
+            for row in outcome.sample[:rows]
         )
-        more = len(outcome.sample) - SAMPLE_ROWS
+        more = len(outcome.sample) - rows
+        hidden = len(every) - len(columns)
         parts.append(
             f'<div class="wrap"><table class="sample"><tr>{head}</tr>{body}</table></div>'
             + (f'<p class="muted">{more:,} more rows in the sample.</p>' if more > 0 else "")
+            + (f'<p class="muted">{hidden:,} more columns in the sample.</p>' if hidden else "")
         )
     if outcome.failing_keys:
         keys = e(", ".join(_text(key) for key in outcome.failing_keys[:KEYS_SHOWN]))
@@ -200,18 +266,21 @@ def _runs(count: int) -> str:
     return f"{count} failing run" + ("" if count == 1 else "s")
 
 
-def _history(check: CheckHistory) -> str:
+def _history(check: CheckHistory, compact: bool) -> str:
+    """The latest runs; compact: fewer, their reasons cut (the latest one is whole above)."""
+    shown = COMPACT_HISTORY_ROWS if compact else HISTORY_ROWS
+    reason = (lambda text: e(_cut(text))) if compact else folded
     rows = []
-    for run in reversed(check.runs[-HISTORY_ROWS:]):
+    for run in reversed(check.runs[-shown:]):
         outcome = run.outcome
         word = STATUS_WORDS[outcome.status.value]
         level = f"level {outcome.level.name}" if outcome.status is Status.FAILED else ""
         rows.append(
             f"<tr><td>{e(when(run.at))}</td><td class='{outcome.status.value}'>{e(word)}</td>"
             f"<td>{e(level)}</td><td class='num'>{e(counts(outcome))}</td>"
-            f"<td class='num'>{e(reading(outcome))}</td><td>{e(outcome.error or '')}</td></tr>"
+            f"<td class='num'>{e(reading(outcome))}</td><td>{reason(outcome.error or '')}</td></tr>"
         )
-    earlier = len(check.runs) - HISTORY_ROWS
+    earlier = len(check.runs) - shown
     return (
         f"<h4>Outcome history ({len(check.runs):,} runs)</h4>"
         '<div class="wrap"><table class="history"><tr><th>run</th><th>status</th><th>level</th>'
@@ -223,7 +292,13 @@ def _history(check: CheckHistory) -> str:
 
 
 def check_section(
-    check: CheckHistory, anchor: str, key: str, plots: str, *, base: Path | None
+    check: CheckHistory,
+    anchor: str,
+    key: str,
+    plots: str,
+    *,
+    base: Path | None,
+    compact: bool = False,
 ) -> str:
     outcome = check.latest.outcome
     meta = [("owner", e(outcome.owner or "none")), ("tags", _tags(outcome.tags) or "none")]
@@ -231,7 +306,7 @@ def check_section(
         meta.append(("scope", e(outcome.scope)))
     if outcome.tolerance:
         meta.append(("tolerance", e(outcome.tolerance)))
-    meta.append(("latest run", e(when(check.latest.at))))
+    meta.append(("latest run", stamp(check.latest.at)))
     incidents = "".join(_incident(story) for story in reversed(check.incidents))
     return (
         f'<section class="check" id="{anchor}" data-check="{key}">'
@@ -240,10 +315,10 @@ def check_section(
         '<dl class="meta">'
         + "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in meta)
         + "</dl>"
-        + _sample(check, base)
+        + _sample(check, base, compact)
         + (f'<h4>Over time</h4><div class="plots">{plots}</div>' if plots else "")
         + "<h4>Incidents</h4>"
         + (incidents or '<p class="muted">None recorded.</p>')
-        + _history(check)
+        + _history(check, compact)
         + "</section>"
     )

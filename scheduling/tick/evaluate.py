@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
 
+from checkers.cancellation import job_tag, tagged
 from checkers.checker import (
     CONFIGURATION_ERROR,
     Checker,
@@ -86,6 +87,8 @@ class Evaluation:
     deadline_s: float
     partitions: PartitionStore | None = None
     full: bool = False
+    #: Metrics from file statistics where exact (off: `dq run --no-metadata`)
+    use_metadata: bool = True
     loaded: dict[Parser, Loaded] = field(default_factory=dict)
     #: Sources whose every column could not be parsed: the reason, for each check reading them.
     malformed: dict[Parser, str] = field(default_factory=dict)
@@ -108,6 +111,7 @@ def prepare(
     partitions: PartitionStore | None = None,
     full: bool = False,
     mutes: Sequence[object] = (),
+    use_metadata: bool = True,
 ) -> Evaluation:
     """Each check's instance and sources; for an incremental check, the partitions to read (its
     source becomes those only). `data` maps check names to ready data, bypassing their parsers.
@@ -123,6 +127,7 @@ def prepare(
         deadline_s,
         partitions,
         full,
+        use_metadata,
     )
     for item in evaluation.items:
         if item.check.name in given:
@@ -195,7 +200,14 @@ def _attach_sources(item: Pending, loaded: Mapping[Parser, Loaded]) -> None:
 def run_engine(evaluation: Evaluation) -> None:
     """Every checker's result. Checkers over the same data (the same source read the same way)
     share one engine pass; text sources also get a scan of every column, in that pass when a
-    checker reads the raw source. Incremental checks read their new and changed partitions."""
+    checker reads the raw source. Incremental checks read their new and changed partitions.
+    Their Spark jobs carry one tag (`checkers.cancellation`), by which they can be cancelled."""
+    names = "+".join(i.check.name for i in evaluation.items)
+    with tagged(evaluation.session, job_tag(f"checks-{names}")):
+        _run_engine(evaluation)
+
+
+def _run_engine(evaluation: Evaluation) -> None:
     scans = {
         parser: FullScanChecker(source.frame, parser.describe())
         for parser, source in evaluation.loaded.items()
@@ -206,7 +218,7 @@ def run_engine(evaluation: Evaluation) -> None:
     stored = [i for i in ready if i.partitions is not None and incremental]
     whole = [i for i in ready if not (i.partitions is not None and incremental)]
     work = [(i.checker, i.check.tolerance) for i in whole] + [(s, None) for s in scans.values()]
-    results = run_checkers(work)  # type: ignore[arg-type]
+    results = run_checkers(work, use_metadata=evaluation.use_metadata)  # type: ignore[arg-type]
     for item, result in zip(whole, results[: len(whole)], strict=True):
         item.result = result
         item.timings["evaluate_s"] = result.pass_s
@@ -239,7 +251,7 @@ def _run_incremental(
         problem = incremental_problem(item.checker, item.partitions.columns)
         if isinstance(planned, CheckerResult):
             results[n] = planned
-        elif problem or PARTITION_COLUMN not in planned.frame.columns:
+        elif problem or planned.frame is None or PARTITION_COLUMN not in planned.frame.columns:
             results[n] = CheckerResult.failed_to_run(
                 f"{CONFIGURATION_ERROR}{problem or 'the checker dropped ' + PARTITION_COLUMN}"
             )

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from checkers.checker import (
@@ -32,12 +32,19 @@ from checkers.metrics import (
     Metric,
     ScanShareableAnalyzer,
     Size,
-    State,
 )
 from checkers.metrics.differential import metrics_from_states
+from checkers.metrics.partition_drift import metrics_across_partitions
 from checkers.metrics.partitioned import analyze_partitions
 from checkers.metrics.state_stores import LoadedState
-from checkers.parsers import PARTITION_COLUMN, Parser, Partition, PartitionColumn, SourceError
+from checkers.parsers import (
+    PARTITION_COLUMN,
+    DataFiles,
+    Parser,
+    Partition,
+    PartitionColumn,
+    SourceError,
+)
 from checkers.tolerances import Tolerance
 from checks.base import QualityCheck
 from checks.incremental import partition_order
@@ -102,6 +109,8 @@ def partition_columns(parser: Parser, found: Sequence[Partition]) -> tuple[str, 
     """The data columns that tell partitions apart."""
     if isinstance(parser.partitioning, PartitionColumn):
         return (parser.partitioning.column,)
+    if isinstance(parser.partitioning, DataFiles):
+        return ()  # a row's file is no column of the data
     names: dict[str, None] = {}
     for partition in found:
         for segment in partition.key.split("/"):
@@ -120,20 +129,44 @@ def stable_checker(checker: Checker, check: type[QualityCheck]) -> Checker:
 def definition_digest(check: type[QualityCheck], parser: Parser, plan: CheckerPlan) -> str:
     """Changes whenever stored states may no longer mean the same: the check's module source,
     its parser (where it reads: a lazy path resolved), and what each analyzer computes (a
-    counted condition's expression too). Never an object's address: the digest of a check must
-    be the same in every process."""
+    counted condition's expression too, in its canonical form). Never an object's address nor
+    the kind of session: the digest of a check must be the same in every process, whatever
+    session it runs on (`canonical_conditions`)."""
     parts = [repr(parser), parser.describe(), check.name]
     module = sys.modules.get(check.__module__)
     try:
         parts.append(inspect.getsource(module) if module else check.__qualname__)
     except (OSError, TypeError):
         parts.append(check.__qualname__)
+    conditions = iter(canonical_conditions(plan))
     for analyzer in plan.analyzers:
         parts.append(repr(analyzer))
         if isinstance(analyzer, CountWhere):
-            parts.append(str(analyzer.condition))
+            parts.append(next(conditions))
     text = _ADDRESS.sub("", "\n".join(parts))
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def canonical_conditions(plan: CheckerPlan) -> list[str]:
+    """The plan's counted conditions as Spark's analyzer names them over the plan's frame: the
+    same text on a classic session and on Spark Connect, where `str()` of a Column is not (the
+    client builds it). One analysis for all; a condition the frame cannot analyze keeps its own
+    text (its check is an ERROR, and stores no state)."""
+    conditions = [a.condition for a in plan.analyzers if isinstance(a, CountWhere)]
+    frame = plan.frame
+    if not conditions or frame is None:
+        return [str(c) for c in conditions]
+    try:
+        return list(frame.select(*conditions).columns)
+    except Exception:
+        return [_canonical(frame, c) for c in conditions]
+
+
+def _canonical(frame: DataFrame, condition: Column) -> str:
+    try:
+        return str(frame.select(condition).columns[0])
+    except Exception:
+        return str(condition)
 
 
 #: `<function <lambda> at 0x7f...>`: an address differs from one process to the next.
@@ -236,7 +269,7 @@ def plan_for(
         plan = checker.plan(tolerance.known_broken())
     except Exception as exc:
         return f"{CONFIGURATION_ERROR}{exc}"
-    if PARTITION_COLUMN not in plan.frame.columns:
+    if plan.frame is None or PARTITION_COLUMN not in plan.frame.columns:
         return (
             f"{CONFIGURATION_ERROR}the checker's data lost the column {PARTITION_COLUMN}, which "
             "tells partitions apart: keep every column (select('*', ...)) in an incremental check"
@@ -268,7 +301,7 @@ def evaluate_partitions(
 ) -> list[CheckerResult]:
     """Results of incremental checks, in order. Plans over the same data share one grouped pass
     for their counts, moments and sketches; each check's frequency tables are its own."""
-    fresh: dict[int, dict[str, dict[Analyzer, State]]] = {i: {} for i in range(len(works))}
+    fresh: dict[int, dict[str, dict[Analyzer, LoadedState]]] = {i: {} for i in range(len(works))}
     errors: dict[int, dict[Analyzer, str]] = {i: {} for i in range(len(works))}
     actions = dict.fromkeys(range(len(works)), 0)
     by_frame: dict[int, list[int]] = {}
@@ -284,11 +317,12 @@ def _read_changed(
     works: Sequence[PartitionWork],
     indexes: list[int],
     store: PartitionStore,
-    fresh: dict[int, dict[str, dict[Analyzer, State]]],
+    fresh: dict[int, dict[str, dict[Analyzer, LoadedState]]],
     errors: dict[int, dict[Analyzer, str]],
     actions: dict[int, int],
 ) -> None:
-    frame = works[indexes[0]].plan.frame
+    frame = works[indexes[0]].plan.frame  # grouped by it: the same object for every member
+    assert frame is not None  # a plan without data is no incremental work
     keys = list(dict.fromkeys(p.key for i in indexes for p in works[i].partitions.changed))
     shared = [
         a for i in indexes for a in works[i].analyzers if isinstance(a, ScanShareableAnalyzer)
@@ -315,7 +349,7 @@ def _read_changed(
             continue
         try:
             found = analyze_partitions(
-                work.plan.frame,
+                frame,
                 own,
                 sorted(mine),
                 column=PARTITION_COLUMN,
@@ -333,7 +367,7 @@ def _read_changed(
 
 def _finish(
     work: PartitionWork,
-    fresh: dict[str, dict[Analyzer, State]],
+    fresh: dict[str, dict[Analyzer, LoadedState]],
     errors: dict[Analyzer, str],
     actions: int,
     store: PartitionStore,
@@ -374,6 +408,9 @@ def _finish(
     except Exception as exc:
         found, more = {a: Metric(a, error=describe_failure(exc)) for a in computable}, 1
     metrics.update(found)
+    ordered = sorted(partitions.scope, key=partition_order)  # oldest first: the newest compared
+    parts = [fresh.get(p.key) or partitions.stored.get(p.key) or {} for p in ordered]
+    metrics.update(metrics_across_partitions(computable, parts))
     result = work.plan.finish(metrics)
     result.spark_actions = actions + more
     read = sum(getattr(fresh[p.key].get(Size()), "num_matches", 0) for p in partitions.changed)
@@ -386,7 +423,9 @@ def _finish(
 
 
 def _record_partitions(
-    work: PartitionWork, fresh: Mapping[str, Mapping[Analyzer, State]], analyzers: list[Analyzer]
+    work: PartitionWork,
+    fresh: Mapping[str, Mapping[Analyzer, LoadedState]],
+    analyzers: list[Analyzer],
 ) -> None:
     """A metric checker with a history saves each new partition's own metrics there (Wikimedia's
     partition_id and partition_ts), and judges per-partition anomalies on the newest one."""

@@ -101,6 +101,8 @@ def judge(
         failing_keys_distinct=distinct[0] if distinct else None,
         failing_keys_approximate=bool(distinct and not distinct[1]),
         metrics=dict(result.metrics),
+        agreements=dict(result.agreements),
+        metric_sources=dict(result.metric_sources),
         reading=result.reading or ({"rows_read": result.rows} if result.rows is not None else {}),
         started_at=started_at,
         finished_at=started_at + dt.timedelta(seconds=sum(spent.values())),

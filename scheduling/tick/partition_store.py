@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from checkers.engine_tables import partition_states, partitions
-from checkers.metrics import Analyzer, State
+from checkers.metrics import Analyzer
 from checkers.metrics.sql_state_store import SqlStateStore, StateTable
 from checkers.metrics.state_stores import LoadedState
 from checkers.project_db import utc_now
@@ -87,7 +87,7 @@ class PartitionStore:
         self,
         check: str,
         partition: str,
-        states: Mapping[Analyzer, State],
+        states: Mapping[Analyzer, LoadedState],
         *,
         fingerprint: str,
         definition: str,

@@ -4,6 +4,7 @@ guarantee each stage holds is in docs/architecture.md and docs/operations.md."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import time
@@ -36,6 +37,7 @@ from scheduling.tick.known_broken import with_stored_keys
 from scheduling.tick.readiness import publish_readiness as publish
 from scheduling.tick.record import Recording, Subject, record_all, replayer, save_failing_rows
 from scheduling.tick.report import Progress, RunReport, quiet
+from scheduling.tick.retry import last_statuses, to_retry
 from scheduling.windows import Window, due_windows, last_window_ends, remember_window_ends
 
 log = logging.getLogger(__name__)
@@ -53,6 +55,9 @@ class TickRequest:
     due: bool = False
     windows: Sequence[Window] = ()
     retry_errors: bool = False
+    #: Seconds before an ERROR outcome is evaluated once more in this tick (None: never);
+    #: a check whose incident is already open is not retried (scheduling/tick/retry.py).
+    retry_after_s: float | None = None
     spark: object | None = None
     progress: Progress = quiet
 
@@ -153,15 +158,22 @@ def load_sources(state: TickState) -> None:
     if settings.database_error is None:  # keys triage said are known broken, excused this run
         with settings.engine.connect() as connection:
             state.checks = with_stored_keys(state.checks, connection, state.now)
-    state.evaluation = prepare(
-        state.checks,
-        spark=state.request.spark,  # type: ignore[arg-type]
+    state.evaluation = _loaded(state, state.checks, state.request.spark)
+
+
+def _loaded(state: TickState, checks: Sequence[type[QualityCheck]], spark: object) -> Evaluation:
+    settings = state.settings
+    evaluation = prepare(
+        checks,
+        spark=spark,  # type: ignore[arg-type]
         now=state.now,
         deadline_s=settings.source_deadline_s,
         partitions=settings.partition_store(),
         mutes=settings.mutes,
+        use_metadata=settings.metadata_answers,
     )
-    load(state.evaluation, parallelism=settings.load_parallelism)
+    load(evaluation, parallelism=settings.load_parallelism)
+    return evaluation
 
 
 def evaluate(state: TickState) -> None:
@@ -178,6 +190,28 @@ def judge(state: TickState) -> None:
     subjects: list[Subject] = [*state.checks, *state.request.problems]
     problems = [problem_outcome(p, state.now) for p in state.request.problems]
     state.evaluated = list(zip(subjects, [*outcomes, *problems], strict=True))
+
+
+def retry_once(state: TickState) -> None:
+    """An ERROR outcome that opens an incident is evaluated once more, after a short delay, in
+    the same Spark session, before anything is recorded (an Airflow tick: `retry_after_s`)."""
+    delay, evaluated = state.request.retry_after_s, state.evaluation
+    if delay is None or evaluated is None:
+        return
+    checked = [(c, o) for c, o in state.evaluated if c in state.checks]
+    last: dict[str, str] = {}
+    if state.settings.database_error is None:
+        with tolerated(state.settings), state.settings.engine.connect() as connection:
+            last = last_statuses(connection, [c.name for c, _ in checked])
+    again = to_retry([c for c, _ in checked], [o for _, o in checked], last)
+    if not again:
+        return
+    state.request.progress(f"retrying {len(again)} check(s) that could not run")
+    time.sleep(delay)
+    retried = _loaded(state, again, evaluated.session)
+    run_engine(retried)
+    fresh = {o.check: dataclasses.replace(o, attempts=2) for o in judge_all(retried)}
+    state.evaluated = [(s, fresh.get(o.check, o)) for s, o in state.evaluated]
 
 
 def record(state: TickState) -> None:
@@ -303,6 +337,7 @@ STAGES: tuple[Stage, ...] = (
     load_sources,
     evaluate,
     judge,
+    retry_once,
     record,
     publish_readiness,
     remember_windows,

@@ -1,8 +1,11 @@
 """Loading a tick's sources: each distinct parser once, a few at a time, each within its
-deadline. A source past its deadline is reported as timed out and abandoned: no check waits."""
+deadline. A source past its deadline is reported as timed out, its Spark operations are
+interrupted by the tag its load runs under (on Spark Connect: checkers.cancellation) and its thread
+is abandoned: no check waits."""
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 import time
@@ -11,12 +14,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from checkers.cancellation import interrupt, job_tag, tagged
 from checkers.deadlines import timed_out, within
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from checkers.parsers import Parser
+
+log = logging.getLogger(__name__)
 
 #: Sources loading at once unless settings (`DQ_LOAD_PARALLELISM`) say otherwise.
 DEFAULT_PARALLELISM = 4
@@ -55,19 +61,32 @@ def _load(
     parser: Parser,
     spark: SparkSession,
     seconds: float,
+    tag: str,
     done: queue.SimpleQueue[tuple[Parser, Loaded]],
 ) -> None:
     from checkers.parsers import SourceError
 
     started = time.monotonic()
     try:
-        with within(seconds):
+        with within(seconds), tagged(spark, tag):
             frame = parser.load(spark)
         done.put((parser, Loaded(frame, None, started, time.monotonic())))
     except SourceError as exc:
         done.put((parser, Loaded(None, str(exc), started, time.monotonic())))
     except Exception as exc:
         done.put((parser, Loaded(None, _describe(exc), started, time.monotonic())))
+
+
+def _cancel(spark: SparkSession, tag: str) -> None:
+    """A late load's Spark operations interrupted (on Spark Connect; checkers.cancellation says
+    why not on classic); a failure to interrupt is logged, the run goes on (its result is
+    dropped either way)."""
+    try:
+        stopped = interrupt(spark, tag)
+        if stopped:
+            log.info("interrupted %d Spark operation(s) tagged %s", len(stopped), tag)
+    except Exception as exc:
+        log.warning("cancelling the Spark jobs tagged %s failed: %s", tag, _describe(exc))
 
 
 def load_sources(
@@ -82,34 +101,37 @@ def load_sources(
     "timed out" error and frees its slot.
 
     Loads run in daemon threads: Python cannot stop a thread, and a pool's worker threads would be
-    joined at exit, so a hung source could hold the process. An abandoned load ends when its
-    driver's own timeout (derived from the same deadline) fires; its late result is dropped."""
+    joined at exit, so a hung source could hold the process. At its deadline a load's Spark jobs
+    are cancelled by their tag; a load waiting elsewhere ends when its driver's own timeout
+    (derived from the same deadline) fires; its late result is dropped."""
     if parallelism < 1:
         raise ValueError(f"parallelism must be at least 1: {parallelism}")
     waiting = deque(dict.fromkeys(parsers))
     done: queue.SimpleQueue[tuple[Parser, Loaded]] = queue.SimpleQueue()
-    running: dict[Parser, tuple[float, float]] = {}  # parser -> (started, seconds allowed)
+    running: dict[Parser, tuple[float, float, str]] = {}  # parser -> (started, seconds, job tag)
     loaded: dict[Parser, Loaded] = {}
     while waiting or running:
         while waiting and len(running) < parallelism:
             parser = waiting.popleft()
             seconds = deadline_of(parser, deadline_s)
-            running[parser] = (time.monotonic(), seconds)
+            tag = job_tag(_what(parser))
+            running[parser] = (time.monotonic(), seconds, tag)
             threading.Thread(
                 target=_load,
-                args=(parser, spark, seconds, done),
+                args=(parser, spark, seconds, tag, done),
                 name=f"dq-load {_what(parser)}",
                 daemon=True,
             ).start()
-        first_end = min(started + seconds for started, seconds in running.values())
+        first_end = min(started + seconds for started, seconds, _ in running.values())
         try:
             parser, result = done.get(timeout=max(0.0, first_end - time.monotonic()))
         except queue.Empty:
             now = time.monotonic()
-            for parser, (started, seconds) in list(running.items()):
+            for parser, (started, seconds, tag) in list(running.items()):
                 if now >= started + seconds:
                     del running[parser]
                     loaded[parser] = Loaded(None, timed_out(_what(parser), seconds), started, now)
+                    _cancel(spark, tag)
             continue
         if running.pop(parser, None) is not None:  # else: abandoned, its result comes too late
             loaded[parser] = result

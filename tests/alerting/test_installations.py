@@ -2,7 +2,7 @@
 rebuilt `dq.db`) each open incident 1 of the same check. Production's post is in the channel;
 staging's deliverer died with its post in doubt (begun, never confirmed, as a SIGKILL between
 the call and its record leaves it). Looking for its post by metadata, staging must not adopt
-production's message: the installation id (migration 12) is part of every dedup key, Slack
+production's message: the installation id (migration 13) is part of every dedup key, Slack
 metadata, Message-ID and PagerDuty dedup_key."""
 
 from __future__ import annotations

@@ -87,6 +87,9 @@ def files(tmp_path_factory):
     root = tmp_path_factory.mktemp("bad_inputs")
     (root / "pq/day=7").mkdir(parents=True)
     parquet.write_table(pa.table({"day": [1], "v": ["a"]}), root / "pq/day=7/a.parquet")
+    for day, amount in ((1, [10]), (2, ["ten"])):
+        (root / f"typed/day={day}").mkdir(parents=True)
+        parquet.write_table(pa.table({"amount": amount}), root / f"typed/day={day}/a.parquet")
     (root / "csv/day=7").mkdir(parents=True)
     (root / "csv/day=7/a.csv").write_text("day,v\n1,a\n")
     return root
@@ -117,6 +120,10 @@ def _cases(files, web):
         ),
         "shadow_csv": _check(
             "shadow_csv", CsvParser(str(files / "csv")), _predicate("v IS NOT NULL")
+        ),
+        # partitions whose files disagree on a column's type
+        "partition_types": _check(
+            "partition_types", ParquetParser(str(files / "typed")), _predicate("amount > 0")
         ),
         # JDBC: the cause, not "Couldn't connect"
         "pg_refused": _check(
@@ -194,6 +201,7 @@ ERRORS = {
     "says_none": "it returned None (NoneType)",
     "shadow_parquet": "the partition directory 'day=7' has the name of the column 'day'",
     "shadow_csv": "the partition directory 'day=7' has the name of the column 'day'",
+    "partition_types": "the partitions disagree on column 'amount': partition day=",
     "pg_refused": "connection refused at 127.0.0.1:",
     "pg_no_database": "database no_such_db does not exist",
     "pg_no_user": "access denied for user no_such_role",

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -250,12 +252,59 @@ def test_dq_run_full_reports_drift_and_the_next_run_heals(
     out = capsys.readouterr().out
     assert "inc_delays: DRIFT" in out and "failing: incremental" in out
     assert "its stored partitions are forgotten" in out
+    with engine.connect() as connection:  # only the partition whose states differ
+        assert connection.exec_driver_sql("SELECT count(*) FROM dq_partitions").scalar() == 2
     assert main(["run", "inc_delays", "--full", "--at", "2013-02-01T02:00:00"]) == EXIT_FAILED
     out = capsys.readouterr().out
     assert "inc_delays: no drift" in out
     with engine.connect() as connection:  # read again from the data, stored again
         assert connection.exec_driver_sql("SELECT count(*) FROM dq_partitions").scalar() == 3
     engine.dispose()
+
+
+def _rewritten_alike(path: Path, frame) -> None:
+    """The file rewritten with one more late departure, at its old size and modification time:
+    a change no fingerprint sees (the first row whose rewrite keeps the size)."""
+    before = path.stat()
+    for row in frame.index[frame.dep_delay < 120]:
+        changed = frame.copy()
+        changed.loc[row, "dep_delay"] = 300.0
+        candidate = path.with_suffix(".candidate")
+        write_day(path.parent.parent, DAYS[0], changed).rename(candidate)
+        path.parent.mkdir(exist_ok=True)
+        if candidate.stat().st_size == before.st_size:
+            candidate.replace(path)
+            os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+            return
+        candidate.unlink()
+    raise AssertionError("no rewrite keeps the file's size")
+
+
+def test_a_file_rewritten_alike_is_found_and_only_its_partition_read_again(
+    spark,
+    lake,
+    tmp_path,
+    monkeypatch,
+    capsys,
+    flights_by_day,  # noqa: F811
+):
+    monkeypatch.setenv("DQ_INC_LAKE", str(lake))
+    monkeypatch.setenv("DQ_CHECKS", "tests.checks.incremental_fixture_checks")
+    monkeypatch.setenv("DQ_DATABASE_URL", f"sqlite:///{tmp_path / 'dq.db'}")
+    monkeypatch.setenv("DQ_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("DQ_CONFIG", str(tmp_path / "none.toml"))
+    assert main(["run", "inc_delays", "--at", "2013-02-01T00:00:00"]) == EXIT_FAILED
+    (target,) = (lake / f"day={DAYS[0].isoformat()}").glob("*.parquet")
+    _rewritten_alike(target, flights_by_day[DAYS[0]])
+    capsys.readouterr()
+    assert main(["run", "inc_delays", "--full", "--at", "2013-02-01T01:00:00"]) == EXIT_DRIFT
+    out = capsys.readouterr().out
+    assert "failing: incremental" in out
+    assert f"(1 of 3: day={DAYS[0].isoformat()})" in out, out
+    assert main(["run", "inc_delays", "--json", "--at", "2013-02-01T02:00:00"]) == EXIT_FAILED
+    (outcome,) = json.loads(capsys.readouterr().out)["outcomes"]
+    assert outcome["rows_read"] == len(flights_by_day[DAYS[0]])  # the rewritten day alone
+    assert outcome["failing"] == 56 + 1  # the first run's 56, and the planted one
 
 
 def _unique_check(root):

@@ -5,6 +5,7 @@ and an abandoned load never holds the process at exit."""
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import subprocess
 import sys
 import textwrap
@@ -13,12 +14,14 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from pyspark.sql import functions as F
 
 from checkers import PredicateSingleDatasetChecker, Status
 from checkers.parsers import CallableParser
 from checks import QualityCheck
 from scheduling.tick.evaluate import evaluate_checks
 from scheduling.tick.sources import load_sources
+from tests.conftest import CONNECT
 
 # Sources load concurrently through one Connect client. (tests/connect_paths.py)
 pytestmark = pytest.mark.connect
@@ -175,3 +178,32 @@ def test_bad_load_settings_name_the_variable(tmp_path, monkeypatch, variable, va
     monkeypatch.setenv(variable, value)
     with pytest.raises(ValueError, match=variable):
         Settings.from_environment(database_url=f"sqlite:///{tmp_path / 'dq.db'}")
+
+
+# in the Spark Connect pass too (the module is marked): what a server does with the interrupt
+def test_a_source_past_its_deadline_is_interrupted_over_connect_and_dropped_on_classic(
+    spark, caplog
+):
+    """Over Spark Connect the late load's operation is interrupted by its tag; a classic session
+    cannot interrupt another thread's tag through the session API (checkers.cancellation), so
+    there the load is abandoned: timed out either way, and nothing waits for it."""
+    seconds = 120 if CONNECT else 10  # classic: the abandoned task holds a core until it ends
+
+    @F.udf("long")
+    def stuck(n):  # a task that would run for long, idle (no CPU taken while waiting)
+        time.sleep(seconds)
+        return n
+
+    def load(spark):
+        spark.range(1).select(stuck("id")).collect()
+        return spark.range(1)
+
+    source = CallableParser(load, name="stuck job", deadline_s=4)
+    with caplog.at_level(logging.INFO, logger="scheduling.tick.sources"):
+        loaded = load_sources([source], spark, deadline_s=60)
+    assert loaded[source].error == "stuck job timed out after 4 s"
+    interrupted = [r.getMessage() for r in caplog.records if "interrupted" in r.getMessage()]
+    if CONNECT:
+        assert interrupted and interrupted[0].startswith("interrupted 1 Spark operation(s)")
+    else:
+        assert interrupted == []

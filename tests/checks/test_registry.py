@@ -90,9 +90,15 @@ def test_a_raising_class_body_is_named_after_its_check_and_a_module_failure_afte
         }
     )
     found = discover_all(name)
-    assert sorted(found.checks) == ["before_it"]  # after_it is never defined
+    assert sorted(found.checks) == ["before_it"]  # after_it is never defined: an ERROR says so
     by_name = {p.name: p for p in found.problems}
-    assert sorted(by_name) == ["bad_cron", f"module:{name}.b_import", f"module:{name}.c_syntax"]
+    assert sorted(by_name) == [
+        "after_it",
+        "bad_cron",
+        f"module:{name}.b_import",
+        f"module:{name}.c_syntax",
+    ]
+    assert by_name["after_it"].reason.startswith("not loaded (line ")
     cron = by_name["bad_cron"]
     assert (cron.qualname, cron.owner, cron.import_failed) == ("BadCron", "cron-team", True)
     assert cron.reason.startswith("ValueError: invalid cron expression 'nope'")

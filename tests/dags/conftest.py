@@ -21,8 +21,11 @@ from tests.dags.environment import GATE, ROOT, dag_environment
 from tests.dags.probe_dags import PROBE, PROBE_ENV
 from tests.dags.spark_events import EventLogs
 
-#: The one interval the dq DAG replays: (06:45, 07:00] (test_scheduled_tick).
+#: The two intervals the dq DAG replays: (06:45, 07:00] (test_scheduled_tick and
+#: test_operated_tick), then (07:00, 07:15] (test_operated_tick: what repeats, and what does not,
+#: when a broken check and a stale manifest are still there a tick later).
 TICK_START = "2026-11-22T06:45:00+00:00"
+LAST_TICK_START = "2026-11-22T07:00:00+00:00"
 DQ_DAGS = [ROOT / "dags" / "dq_checks.py", *(ROOT / "examples" / "airflow" / "dags").glob("*.py")]
 
 
@@ -60,11 +63,15 @@ def shared_stand(
     events = EventLogs.create(home / "spark")
     env = {
         k: v
-        for k, v in dag_environment(home, example=True).items()
+        for k, v in dag_environment(home, example=True, edited_team=True).items()
         if not k.startswith("AIRFLOW") and os.environ.get(k) != v
     }
     env.update(events.env())
-    env.update(DQ_DAG_START=TICK_START, DQ_DAG_END=TICK_START, DQ_DAG_CATCHUP="1")
+    env.update(DQ_DAG_START=TICK_START, DQ_DAG_END=LAST_TICK_START, DQ_DAG_CATCHUP="1")
+    # the in-process retry of an ERROR without its delay; who hears of a stale manifest; the
+    # REST API answers the test without a login (the grid's task display)
+    env.update(DQ_ERROR_RETRY_DELAY_S="0", DQ_PLATFORM_OWNER="platform-team")
+    env.update(AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS="True")
     env.update(PROBE_ENV)
     airflow_home = home / "airflow"
     airflow_home.mkdir()

@@ -1,6 +1,7 @@
-"""Checks for the DAG tests, on two CSV sources: every quarter, four checks on `numbers` and two on
-`letters` are due (one CRITICAL failure, one WARNING failure, a pass, an ERROR on a missing file,
-a tolerated one); `nightly_small` fires only at 03:00. Two guard a dataset."""
+"""Checks for the DAG tests, on two CSV sources: every quarter, six checks on `numbers` and two on
+`letters` are due (one CRITICAL failure, one ERROR-level failure, one WARNING failure, a pass, an
+ERROR on a missing file, one whose definition is broken, a tolerated one); `nightly_small` fires
+only at 03:00. Two guard a dataset."""
 
 from __future__ import annotations
 
@@ -37,6 +38,24 @@ class NumbersBelowThree(QualityCheck):
 
     def checker(self, data):
         return PredicateSingleDatasetChecker(data, "n < 3")
+
+
+class NumbersOdd(QualityCheck):
+    description = "Numbers are odd (an ERROR-level failure: -2 is not)."
+    clock = QUARTER
+    parser = NUMBERS
+
+    def checker(self, data):
+        return PredicateSingleDatasetChecker(data, "abs(n) % 2 = 1", key="n")
+
+
+class NumbersBrokenDefinition(QualityCheck):
+    description = "A predicate on a column nobody has: broken every tick, until someone fixes it."
+    clock = QUARTER
+    parser = NUMBERS
+
+    def checker(self, data):
+        return PredicateSingleDatasetChecker(data, "no_such_column > 0")
 
 
 class NumbersPresent(QualityCheck):

@@ -110,7 +110,9 @@ def test_days_outside_2013_are_refused_and_the_year_has_365():
 def test_cli_writes_a_range_of_days(tmp_path, capsys):
     main(["--root", str(tmp_path), "--first-day", "2013-03-01", "--last-day", "2013-03-03"])
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "day=2013-03-01", "day=2013-03-02", "day=2013-03-03"
+        "day=2013-03-01",
+        "day=2013-03-02",
+        "day=2013-03-03",
     ]
     expected = sum(len(_expected(dt.date(2013, 3, d))) for d in (1, 2, 3))
     assert f"3 daily partitions ({expected} flights)" in capsys.readouterr().out

@@ -32,6 +32,8 @@ DEFINITION_PROBLEMS = {
     "parser_dict_of_strings": "parser as a dict maps names to Parsers",
     "owner_as_list": "owner must be a string",
     "bad_cron": "invalid cron expression 'every hour': use five fields",
+    # never defined (the module stopped in BadCron's body): an ERROR of its own, not silence
+    "after_bad_cron": "not loaded (line 29): the module stopped importing at line 20: ValueError",
     "unknown_time_zone": "unknown time zone 'Mars/Olympus'",
     "misordered_thresholds": "warning=100, error=10; swap them",
     "share_as_percent": "ShareAtMost needs 0 <= share <= 1 (a fraction: 0.05 is 5%)",

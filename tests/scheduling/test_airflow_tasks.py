@@ -1,17 +1,29 @@
-"""What an outcome makes of its Airflow task (no Airflow scheduler needed: the verdicts, and the
-exceptions `settle` raises, are Airflow's own classes), and the checks a window makes due."""
+"""What an outcome makes of its Airflow task (no Airflow scheduler needed: the verdicts, the task
+of the check's group each outcome settles, and what `settle` raises), the tick's verdict, the
+group labels, and the checks a window makes due."""
 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 
 import pytest
-from airflow.sdk.exceptions import AirflowFailException
 
 from checkers.levels import AlertLevel
+from checkers.outcome import CheckOutcome, Status
 from checks.task_states import TaskStates, TaskVerdict
 from scheduling.airflow.manifest import Entry
-from scheduling.airflow.tasks import CheckNotEvaluated, due, due_on_assets, green, settle
+from scheduling.airflow.outcome_tasks import group_label
+from scheduling.airflow.tasks import (
+    CheckNotEvaluated,
+    OutcomeFailed,
+    due,
+    due_on_assets,
+    one_line,
+    outcome_task,
+    settle,
+    tick_done,
+)
 from scheduling.config import Config
 
 UTC = dt.UTC
@@ -64,18 +76,46 @@ def _summary(status: str, level: str = "OK") -> dict[str, object]:
     return {"check": "c", "status": status, "level": level, "summary": f"c: {status}"}
 
 
-def test_settle_fails_without_retry_with_retry_or_succeeds(capsys):
+def test_settle_fails_with_the_one_line_or_retries_only_a_held_window(caplog):
     entry = Entry(name="c", task_id="c", clock=None, owner="")
-    with pytest.raises(AirflowFailException, match="c: failed"):  # Airflow never retries it
+    caplog.set_level(logging.INFO, logger="dq.outcomes")
+    with pytest.raises(OutcomeFailed) as critical:  # its retry policy: no Airflow retry
         settle(entry, _summary("failed", "CRITICAL"), attempt=1, start=START, end=END)
-    with pytest.raises(CheckNotEvaluated, match="c: error"):  # any other exception: retried
+    assert critical.value.code == "c: failed"  # the failure message is the one line
+    with pytest.raises(OutcomeFailed):  # an ERROR was evaluated twice in-process already
         settle(entry, _summary("error", "ERROR"), attempt=1, start=START, end=END)
-    with pytest.raises(CheckNotEvaluated, match="already claimed"):
+    with pytest.raises(CheckNotEvaluated, match="already claimed"):  # Airflow retries it
         held = {"check": "c", "status": "held", "summary": "c: window already claimed by h:1"}
         settle(entry, held, attempt=1, start=START, end=END)
     warning = _summary("failed", "WARNING")
     assert settle(entry, warning, attempt=1, start=START, end=END) == warning  # to XCom
-    assert "c: failed" in capsys.readouterr().out  # and to the task log
+    logged = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert logged == [  # by severity: filtering by ERROR finds what needs someone
+        ("ERROR", "c: failed"),
+        ("ERROR", "c: error"),
+        ("ERROR", "c: window already claimed by h:1"),
+        ("WARNING", "c: failed"),
+    ]
+
+
+def test_a_red_one_line_names_its_first_keys_and_the_checks_page_on_dq_serve():
+    failed = CheckOutcome(
+        "teams.orders:daily",
+        Status.FAILED,
+        AlertLevel.ERROR,
+        failing=5,
+        total=10,
+        unexcused=5,
+        failing_keys=("k1", "k2", "k3", "k4"),
+    )
+    serve = "https://dq.example.com/"
+    assert one_line(failed, serve_url=serve) == (
+        "teams.orders:daily: FAILED (level ERROR), 5/10 failing (50.00%); "
+        "failing keys: k1, k2, k3, ...; https://dq.example.com/checks/teams.orders%3Adaily"
+    )
+    assert one_line(failed).endswith("failing keys: k1, k2, k3, ...")  # no dq serve: no link
+    passed = CheckOutcome("c", Status.PASSED, total=10)
+    assert one_line(passed, serve_url=serve) == passed.summary()  # nobody needs to click
 
 
 def test_a_checks_own_task_states_win_over_the_deployments():
@@ -90,10 +130,8 @@ def test_a_checks_own_task_states_win_over_the_deployments():
     error_failure = _summary("failed", "ERROR")
     assert settle(relaxed, error_failure, attempt=1, start=START, end=END, config=strict)
     plain = Entry(name="c", task_id="c", clock=None, owner="")
-    with pytest.raises(AirflowFailException):
-        settle(
-            plain, _summary("failed", "WARNING"), attempt=1, start=START, end=END, config=strict
-        )
+    with pytest.raises(OutcomeFailed):
+        settle(plain, _summary("failed", "WARNING"), attempt=1, start=START, end=END, config=strict)
 
 
 def test_due_follows_clocks_and_always_includes_broken_checks():
@@ -121,14 +159,30 @@ def test_an_upstream_assets_event_runs_the_checks_declaring_it():
     assert [e.name for e in due_on_assets(entries, "uri:s3://lake/orders")] == ["orders"]
 
 
-def test_only_a_task_that_must_fail_needs_a_process():
+def test_each_outcome_settles_its_own_task_green_ones_without_a_process():
     entry = Entry(name="c", task_id="c", clock=None, owner="")
     defaults = _defaults({})
-    assert green(entry, _summary("passed"), defaults)
-    assert green(entry, _summary("failed", "WARNING"), defaults)
-    assert not green(entry, _summary("failed", "ERROR"), defaults)
-    assert not green(entry, _summary("error", "ERROR"), defaults)
-    assert not green(entry, {"check": "c", "status": "held", "summary": "held"}, defaults)
+    shown = [outcome_task(entry, _summary(status, level), defaults) for status, level in OUTCOMES]
+    assert shown == ["ok", "tolerated", "warning", "failed", "critical", "not_run"]
+    assert outcome_task(entry, {"check": "c", "status": "held"}, defaults) == "not_run"
     marker_lost = {**_summary("passed"), "readiness_error": "read-only file system"}
-    assert not green(entry, marker_lost, defaults)  # the result task fails and retries
-    assert green(entry, _summary("failed", "CRITICAL"), _defaults({"DQ_TASK_FAILS_AT": "never"}))
+    assert outcome_task(entry, marker_lost, defaults) == "not_run"  # fails, Airflow retries
+    never = _defaults({"DQ_TASK_FAILS_AT": "never", "DQ_TASK_FAILS_ON_ERROR": "0"})
+    assert outcome_task(entry, _summary("failed", "CRITICAL"), never) == "warning"
+    assert outcome_task(entry, _summary("error", "ERROR"), never) == "warning"
+
+
+def test_the_tick_fails_only_when_checks_were_not_evaluated():
+    red = {"a": _summary("failed", "CRITICAL"), "b": _summary("error", "ERROR")}
+    assert tick_done(["a", "b"], red) == "2 check(s) evaluated; 2 not green: a, b"
+    assert tick_done([], {}) == "0 check(s) evaluated; 0 not green: -"
+    with pytest.raises(CheckNotEvaluated, match="evaluate did not finish"):
+        tick_done(None, None)
+    with pytest.raises(CheckNotEvaluated, match="no outcome for b"):
+        tick_done(["a", "b"], {"a": red["a"]})
+
+
+def test_group_labels_put_the_distinguishing_part_first():
+    assert group_label("orders_not_empty") == "orders_not_empty"
+    assert group_label("module:teams.orders.daily") == "daily (module:teams.orders)"
+    assert group_label("module:broken") == "broken (module)"

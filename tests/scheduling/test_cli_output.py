@@ -113,6 +113,8 @@ def test_json_is_one_document_and_nothing_else_over_spark_connect(tmp_path):
         "failing_keys_distinct": None,
         "error": None,
         "rows_read": 16,
+        "bytes_not_read": 0,  # its row predicate scanned the file
+        "metric_sources": {},  # a row check names no metrics
     }
     assert [by_check[c]["level"] for c in ("out_departure_times", "out_distance_short")] == [
         "ERROR",

@@ -63,7 +63,6 @@ def test_run_due_records_every_good_check_and_an_error_for_each_broken_one(
     for name, status in GOOD.items():
         assert outcomes[name].status is status, (name, outcomes[name].error)
     assert outcomes["good_dotted_key"].failing_keys == ("k3",)  # read from the column `a.b`
-    assert "after_bad_cron" not in outcomes  # never defined: the module stopped before it
     broken = {**DEFINITION_PROBLEMS, **RUN_PROBLEMS}
     for name, reason in broken.items():
         outcome = outcomes[name]
@@ -138,12 +137,17 @@ def test_commands_keep_working_for_the_good_checks(broken_env, spark, capsys):
     assert main(["manifest", "--out", str(manifest)]) == EXIT_OK
     out, err = capsys.readouterr()
     assert "good_amounts" in out and "clock_as_string" not in out
-    assert "26 check(s) could not be defined" in err and f"{PACKAGE}.bad_cron: bad_cron:" in err
+    assert "27 check(s) could not be defined" in err and f"{PACKAGE}.bad_cron: bad_cron:" in err
     entries = json.loads(manifest.read_text())["checks"]
     names = {c["name"] for c in entries if "problem" not in c}
     assert "good_amounts" in names and not names & set(DEFINITION_PROBLEMS)
     broken = {c["name"] for c in entries if "problem" in c}  # each shows as a failing task
-    assert len(broken) == 26 and set(DEFINITION_PROBLEMS) <= broken
+    assert len(broken) == 27 and set(DEFINITION_PROBLEMS) <= broken
+    assert main(["due", "--at", "2026-11-22T07:00:00"]) == EXIT_OK  # as `dq run --due` runs them
+    listed = capsys.readouterr().out.splitlines()
+    assert re.search(r"^good_amounts +due in \(", "\n".join(listed), re.MULTILINE)
+    every_tick = [line.split()[0] for line in listed if "due every tick: an ERROR" in line]
+    assert sorted(every_tick) == sorted(broken)
 
     # A broken check asked for by name is its ERROR outcome, not a usage error.
     assert main(["run", "bad_cron", "good_amounts", "--at", "2026-11-22T06:00:00"]) == EXIT_ERROR

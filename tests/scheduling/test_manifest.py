@@ -3,14 +3,20 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import logging
+import re
 import sys
 
 import pytest
 
-from scheduling.airflow.manifest import StaleManifest, load_manifest, task_ids
+from checks.problems import problem_outcome
+from scheduling.airflow.manifest import StaleManifest, load_manifest, manifest_drift, task_ids
+from scheduling.airflow.tasks import manifest_failure, stale_manifest, summary_of
 from scheduling.cli import main
 from scheduling.cli.exits import EXIT_INVALID, EXIT_OK
+from scheduling.config import Config
 
 CHECK = """
 from checkers import PredicateSingleDatasetChecker
@@ -60,16 +66,32 @@ def test_manifest_out_check_and_staleness(team, tmp_path, capsys):
     assert broken.task_id == "module_team_manifest_checks_broken" and "SyntaxError" in str(
         broken.problem
     )
+    assert manifest_drift(out) is None
     (team / "refunds.py").write_text(CHECK.format(name="RefundsPositive"))  # a new check
-    with pytest.raises(StaleManifest, match=r"new team_manifest_checks/refunds\.py"):
-        load_manifest(out)
+    assert re.search(r"new team_manifest_checks/refunds\.py", str(manifest_drift(out)))
+    assert set(entries) == {e.name for e in load_manifest(out)}  # stale: the DAG still loads it
     assert main(["manifest", "--check", "--out", str(out)]) == EXIT_INVALID
     assert "out of date" in capsys.readouterr().out
     main(["manifest", "--out", str(out)])
     assert "refunds_positive" in {e.name for e in load_manifest(out)}
     (team / "orders.py").write_text(CHECK.format(name="OrdersPositive") + "# edited\n")
-    with pytest.raises(StaleManifest, match=r"changed team_manifest_checks/orders\.py"):
-        load_manifest(out)
+    drift = str(manifest_drift(out))
+    assert "changed team_manifest_checks/orders.py" in drift and "dq manifest --out" in drift
+
+
+def test_a_stale_manifest_is_an_error_for_the_platforms_owner_in_one_line(team, tmp_path, caplog):
+    out = tmp_path / "dq_checks.json"
+    main(["manifest", "--out", str(out)])
+    config = Config.from_environment({"DQ_PLATFORM_OWNER": "platform-team"})
+    assert stale_manifest(out, config) is None
+    (team / "orders.py").write_text(CHECK.format(name="OrdersPositive") + "# edited\n")
+    problem = stale_manifest(out, config)
+    assert problem is not None and (problem.name, problem.owner) == ("dq_manifest", "platform-team")
+    outcome = problem_outcome(problem, dt.datetime(2026, 11, 22, 7, tzinfo=dt.UTC))
+    caplog.set_level(logging.INFO, logger="dq.outcomes")
+    failure = manifest_failure(summary_of(outcome))  # the `manifest` task fails with it
+    assert "changed team_manifest_checks/orders.py" in str(failure.code)
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [("ERROR", failure.code)]
 
 
 def test_an_old_manifest_version_is_refused(tmp_path):
@@ -90,3 +112,16 @@ def test_a_dag_file_copied_before_the_move_still_imports() -> None:
         assert getattr(old, name) is getattr(manifest, name)
     for name in ("OUTCOMES", "due", "due_on_assets", "evaluate", "publication", "settle"):
         assert getattr(airflow_tasks, name) is getattr(tasks, name)
+
+
+def test_doctor_checks_the_manifest_the_deployed_dag_reads(team, tmp_path):
+    from scheduling.cli.doctor import manifest_finding
+
+    dags = tmp_path / "airflow-dags"
+    deployed = dags / "dq_checks.json"
+    assert main(["manifest", "--out", str(deployed)]) == EXIT_OK
+    found = manifest_finding(None, str(dags))  # no DQ_MANIFEST: the DAGs folder's, not ours
+    assert found.ok and found.detail.startswith(f"{deployed}: ") and "current" in found.detail
+    (team / "orders.py").write_text(CHECK.format(name="OrdersPositive") + "# edited\n")
+    stale = manifest_finding(None, str(dags))
+    assert not stale.ok and "changed team_manifest_checks/orders.py" in stale.detail

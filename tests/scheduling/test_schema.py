@@ -1,7 +1,8 @@
 """The project database's composed schema: one registry over every package's tables, and the
 metric history and engine states brought under migration 9 (created on a fresh database; a
 database that had them keeps them: tests/upgrade), triage's tables and columns by migration 10,
-grouping's columns by 11."""
+grouping's columns by 11, where metric history's values came from by 12, the installation id by
+13."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ HISTORY_AND_STATES = {"dq_metrics", "dq_states"}
 
 
 def test_the_registry_numbers_every_version_once():
-    assert [version for version, _ in MIGRATIONS] == list(range(1, 13))
+    assert [version for version, _ in MIGRATIONS] == list(range(1, 14))
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -49,7 +50,7 @@ def test_a_fresh_database_gets_every_packages_tables(kind, tmp_path):
             assert found == expected
             with engine.connect() as connection:
                 versions = connection.exec_driver_sql("SELECT version FROM dq_schema_versions")
-                assert sorted(versions.scalars()) == list(range(1, 13))
+                assert sorted(versions.scalars()) == list(range(1, 14))
         finally:
             engine.dispose()
 
@@ -62,7 +63,7 @@ def test_migration_9_creates_history_and_states_a_database_never_had(tmp_path, m
     assert migrate(engine) == 8
     assert not HISTORY_AND_STATES & set(sa.inspect(engine).get_table_names())
     monkeypatch.undo()
-    assert migrate(engine) == 12
+    assert migrate(engine) == 13
     assert set(sa.inspect(engine).get_table_names()) >= HISTORY_AND_STATES
 
 
@@ -85,7 +86,7 @@ def test_migration_10_adds_triage_to_a_version_9_database_keeping_its_incidents(
             " VALUES ('c*', '2026-01-01', '2026-01-02', 'why', 'ana')"
         )
     monkeypatch.undo()
-    assert migrate(engine) == 12
+    assert migrate(engine) == 13
     inspector = sa.inspect(engine)
     assert {"acknowledged_by_name", "acknowledged_level", "resolved_as"} <= {
         c["name"] for c in inspector.get_columns("dq_incidents")
@@ -99,3 +100,25 @@ def test_migration_10_adds_triage_to_a_version_9_database_keeping_its_incidents(
             "SELECT i.check_name, i.acknowledged_at, m.fingerprint FROM dq_incidents i, dq_mutes m"
         ).one()
     assert tuple(kept) == ("c", None, None)
+
+
+def test_migration_12_adds_the_metric_source_to_a_version_11_history_keeping_its_rows(
+    tmp_path, monkeypatch
+):
+    from scheduling.schema import migrate
+
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'dq.db'}")
+    monkeypatch.setattr("scheduling.schema.MIGRATIONS", MIGRATIONS[:11])
+    assert migrate(engine) == 11
+    with engine.begin() as connection:  # as an earlier release created it (9 creates it as now)
+        connection.exec_driver_sql("ALTER TABLE dq_metrics DROP COLUMN source")
+        connection.exec_driver_sql(
+            "INSERT INTO dq_metrics (source_table, dataset_time, entity, instance, name,"
+            " analyzer, value, tags) VALUES ('t', '2026-01-01', 'Dataset', '*', 'Size', 'k', 3,"
+            " '{}')"
+        )
+    monkeypatch.undo()
+    assert migrate(engine) == 13
+    with engine.connect() as connection:
+        kept = connection.exec_driver_sql("SELECT value, source FROM dq_metrics").one()
+    assert tuple(kept) == (3.0, None)  # recorded before sources were kept

@@ -1,5 +1,5 @@
 """An invalid cron expression stops this module in `BadCron`'s body: the check before it is
-kept, the problem is named after `BadCron`, and `AfterBadCron` is never defined."""
+kept, the problem is named after `BadCron`, and `AfterBadCron` (never defined) is an ERROR too."""
 
 from __future__ import annotations
 

@@ -1,0 +1,52 @@
+"""Cancelling Spark work by tag: the actions a thread starts inside `tagged(...)` carry a tag
+(`SparkSession.addTag`), and `interrupt(...)`, called from any thread (a loader at a source's
+deadline), interrupts them (`SparkSession.interruptTag`) and returns the operations it stopped.
+
+Only the session's API is used, so the code is the same on classic Spark and on Spark Connect.
+They differ in what an interrupt from another thread reaches: a Spark Connect server interrupts
+every operation of the session carrying the tag, whatever client thread started it; a classic
+session resolves a tag through the calling thread's own tags (PySpark 4.x), so another thread's
+interrupt finds nothing there, and a late classic load is abandoned instead (its result is
+dropped; its jobs end on their own). Reaching past the session to the SparkContext's job tags
+would cancel on classic too, but library code keeps to the API both kinds of session share."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from pyspark.sql import SparkSession
+
+#: The prefix of every tag the engine puts on Spark work (the UI and `dq` logs show it).
+TAG_PREFIX = "dq"
+
+
+def job_tag(what: str) -> str:
+    """A tag unique to one piece of work, readable in the Spark UI: `dq-<id>-<what>` with
+    anything but letters, digits, `.`, `_` and `-` replaced (Spark refuses commas)."""
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", what)[:60].strip("_") or "work"
+    return f"{TAG_PREFIX}-{uuid.uuid4().hex[:12]}-{readable}"
+
+
+@contextmanager
+def tagged(spark: SparkSession | None, tag: str) -> Iterator[str]:
+    """Every Spark action this thread starts inside the block carries `tag` (without a session,
+    there is nothing to tag)."""
+    if spark is None:
+        yield tag
+        return
+    spark.addTag(tag)
+    try:
+        yield tag
+    finally:
+        spark.removeTag(tag)
+
+
+def interrupt(spark: SparkSession | None, tag: str) -> list[str]:
+    """Interrupt the running operations carrying `tag` (see the module's note on classic
+    sessions); the operations stopped. Work that already ended is not affected."""
+    if spark is None:
+        return []
+    return list(spark.interruptTag(tag))
