@@ -46,9 +46,7 @@ def statuses(engine: sa.Engine) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     with engine.connect() as connection:
         for receiver, status in connection.execute(
-            sa.select(notifications.c.receiver, notifications.c.status).order_by(
-                notifications.c.id
-            )
+            sa.select(notifications.c.receiver, notifications.c.status).order_by(notifications.c.id)
         ):
             found.setdefault(receiver, []).append(status)
     return found
