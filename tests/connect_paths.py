@@ -24,6 +24,9 @@ PACKAGES = ("checkers", "checks", "scheduling", "alerting")
 
 #: Run by `connect`-marked tests over a Spark Connect session: site -> what differs there.
 OVER_CONNECT: dict[str, str] = {
+    "scheduling.tick.sources:_cancel": "a late source's operation interrupted by its tag",
+    "checkers.parsers._shadowing:refuse_shadowing": "inputFiles() through the server",
+    "checkers.parsers.parquet_footers:footers_of": "inputFiles() through the server",
     "checkers.metrics._scan:_analysis_error": "plan analysis isolates a bad analyzer",
     "checkers.errors:describe_failure": "Connect's error messages",
     "checkers.metrics.runner:_filter_error": "a filter's schema is answered from the child's",
@@ -64,6 +67,7 @@ IN_SUBPROCESS: dict[str, str] = {
 
 #: Found by the scan, but not about Spark Connect: site -> why.
 UNRELATED: dict[str, str] = {
+    "checkers.metrics.runner:_bytes_not_read": "the data files' byte count from their statistics",
     "checkers.project_db.engine:timeouts": "a database's connect timeout",
     "checks.pytest_plugin:spark": "calls checkers.spark.spark_session, which is OVER_CONNECT",
 }

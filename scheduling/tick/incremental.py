@@ -9,7 +9,7 @@ import inspect
 import json
 import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -132,13 +132,26 @@ def definition_digest(check: type[QualityCheck], parser: Parser, plan: CheckerPl
     counted condition's expression too, in its canonical form). Never an object's address nor
     the kind of session: the digest of a check must be the same in every process, whatever
     session it runs on (`canonical_conditions`)."""
+    return _digest(check, parser, plan, iter(canonical_conditions(plan)))
+
+
+def legacy_definition_digest(check: type[QualityCheck], parser: Parser, plan: CheckerPlan) -> str:
+    """The digest states were stored under before conditions had a canonical form (a counted
+    condition as its Column printed on a classic session): still accepted, so that upgrading
+    re-reads nothing (tests/upgrade)."""
+    legacy = (str(a.condition) for a in plan.analyzers if isinstance(a, CountWhere))
+    return _digest(check, parser, plan, legacy)
+
+
+def _digest(
+    check: type[QualityCheck], parser: Parser, plan: CheckerPlan, conditions: Iterator[str]
+) -> str:
     parts = [repr(parser), parser.describe(), check.name]
     module = sys.modules.get(check.__module__)
     try:
         parts.append(inspect.getsource(module) if module else check.__qualname__)
     except (OSError, TypeError):
         parts.append(check.__qualname__)
-    conditions = iter(canonical_conditions(plan))
     for analyzer in plan.analyzers:
         parts.append(repr(analyzer))
         if isinstance(analyzer, CountWhere):
@@ -229,10 +242,11 @@ def prepare(
     if isinstance(probe, str):
         return probe
     definition = definition_digest(check, parser, probe)
+    accepted = {definition, legacy_definition_digest(check, parser, probe)}
     unchanged = [
         p.key
         for p in scope
-        if (k := known.get(p.key)) and k.fingerprint == p.fingerprint and k.definition == definition
+        if (k := known.get(p.key)) and k.fingerprint == p.fingerprint and k.definition in accepted
     ]
     stored = store.load(check.name, unchanged, probe.analyzers)
     stored = {k: s for k, s in stored.items() if all(a in s for a in probe.analyzers)}

@@ -131,5 +131,5 @@ def test_dq_run_full_recomputes_a_delta_check_and_finds_no_drift(tmp_path, monke
     write_delta(tmp_path / "orders", DAYS[2:])
     assert main([*command, "--full"]) == 0  # exit 5 on drift
     document = json.loads(capsys.readouterr().out)
-    assert document["drift"] == [{"check": "lake_order_totals", "differences": []}]
+    assert document["drift"] == [{"check": "lake_order_totals", "differences": [], "forgotten": []}]
     assert document["outcomes"][0]["rows_read"] == 8  # the run itself read the new commit only
