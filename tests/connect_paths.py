@@ -50,7 +50,7 @@ OVER_CONNECT: dict[str, str] = {
     "checkers.spark:spark_session": "a remote session from the factory",
     "checkers.spark:require_connect_server": "the server is probed before the client retries",
     "checkers.spark_logs:quiet_connect_client": "the Connect client's progress bar",
-    "scheduling.tick.incremental:canonical_conditions": "a condition as the server names it",
+    "scheduling.tick.digests:canonical_conditions": "a condition as the server names it",
 }
 
 #: Connect-specific, exercised over a real Connect server in another process: site -> test.

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from checkers import PredicateSingleDatasetChecker
-from scheduling.tick.incremental import canonical_conditions
+from scheduling.tick.digests import canonical_conditions
 from tests.checks.test_incremental import DAYS, flights_by_day, write_day  # noqa: F401
 from tests.local_connect import local_connect_port
 from tests.scheduling.in_process import dq
