@@ -246,16 +246,23 @@ def _silence(options: Mapping[str, Any], at: tuple[str | int, ...] = ()) -> Sile
     )
 
 
-def published_url(value: object, where: str) -> str:
-    """A base URL failing rows are published under: http or https."""
+def http_url(value: object, refusal: str) -> str:
+    """`value` as an http(s) URL without its trailing slash; anything else is a ValueError
+    saying `refusal` and what was given."""
     text = str(value).strip()
     parts = urllib.parse.urlsplit(text)
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
-        raise ValueError(
-            f"{where} must be an http(s) URL where the failing-rows directory is published, "
-            f"e.g. https://dq.example.com/failing, got {text!r}"
-        )
+        raise ValueError(f"{refusal}, got {text!r}")
     return text.rstrip("/")
+
+
+def published_url(value: object, where: str) -> str:
+    """A base URL failing rows are published under: http or https."""
+    return http_url(
+        value,
+        f"{where} must be an http(s) URL where the failing-rows directory is published, "
+        "e.g. https://dq.example.com/failing",
+    )
 
 
 def load_config(

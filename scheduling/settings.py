@@ -6,7 +6,6 @@ set."""
 from __future__ import annotations
 
 import math
-import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from alerting import EscalationPolicy, FailingRowsLog, RetryPolicy
-from alerting.config import config_from_document, published_url
+from alerting.config import config_from_document, http_url, published_url
 from alerting.mutes import Mute
 from alerting.receivers import (
     ConsoleReceiver,
@@ -191,14 +190,11 @@ def serve_url(config: Config) -> str | None:
     """DQ_SERVE_URL without its trailing slash; a value that is no http(s) URL is refused."""
     if not config.serve_url:
         return None
-    text = config.serve_url.strip()
-    parts = urllib.parse.urlsplit(text)
-    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
-        raise ValueError(
-            f"{SERVE_URL_ENV} must be the http(s) URL where `dq serve` is reached, "
-            f"e.g. https://dq.example.com, got {text!r}"
-        )
-    return text.rstrip("/")
+    return http_url(
+        config.serve_url,
+        f"{SERVE_URL_ENV} must be the http(s) URL where `dq serve` is reached, "
+        "e.g. https://dq.example.com",
+    )
 
 
 def _switch(text: str | None, variable: str) -> bool:

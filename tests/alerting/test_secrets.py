@@ -23,6 +23,21 @@ def _everything_about(exc: BaseException) -> str:
     return "".join(traceback.format_exception(exc)) + repr(exc)
 
 
+#: An email receiver's options, but for its password's variable.
+EMAIL = (
+    'type = "email"\nhost = "h"\nsender = "a@b.c"\nrecipients = ["d@e.f"]\n'
+    'username_env = "SMTP_USER"\n'
+)
+
+
+def _dq_toml(tmp_path, monkeypatch, receiver: str):
+    """A dq.toml with the one receiver `team` (SMTP_USER set, for the email receivers)."""
+    monkeypatch.setenv("SMTP_USER", "dq")
+    path = tmp_path / "dq.toml"
+    path.write_text(f"[receivers.team]\n{receiver}\n")
+    return path
+
+
 @pytest.mark.parametrize(
     ("build", "option"),
     [
@@ -60,8 +75,7 @@ def test_receiver_refuses_a_secret_in_an_env_option_without_echoing_it(build, op
     [
         f'type = "slack"\nchannel = "C1"\ntoken_env = "{PASTED}"',
         f'type = "pagerduty"\nrouting_key_env = "{PASTED}"',
-        'type = "email"\nhost = "h"\nsender = "a@b.c"\nrecipients = ["d@e.f"]\n'
-        f'username_env = "SMTP_USER"\npassword_env = "Bearer {PASTED}"',
+        f'{EMAIL}password_env = "Bearer {PASTED}"',
         # an option no receiver knows is still checked before anything can echo it
         f'type = "file"\npath = "alerts.jsonl"\napi_key_env = "{PASTED}"',
         'type = "slack"\nchannel = "C1"\ntoken_env = 12345678',
@@ -71,9 +85,7 @@ def test_receiver_refuses_a_secret_in_an_env_option_without_echoing_it(build, op
 def test_dq_toml_with_a_secret_in_an_env_option_is_refused_without_echoing_it(
     tmp_path, receiver, monkeypatch
 ):
-    monkeypatch.setenv("SMTP_USER", "dq")
-    path = tmp_path / "dq.toml"
-    path.write_text(f"[receivers.team]\n{receiver}\n")
+    path = _dq_toml(tmp_path, monkeypatch, receiver)
     with pytest.raises(ValueError, match=r"receiver 'team' in dq.toml: \w+_env must name") as err:
         load_config(path)
     assert PASTED not in _everything_about(err.value) and "12345678" not in str(err.value)
@@ -87,17 +99,14 @@ LOOKS_LIKE_A_NAME = ["R0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d", "Summer2026Password"]
     "receiver",
     [
         f'type = "pagerduty"\nrouting_key_env = "{LOOKS_LIKE_A_NAME[0]}"',
-        'type = "email"\nhost = "h"\nsender = "a@b.c"\nrecipients = ["d@e.f"]\n'
-        f'username_env = "SMTP_USER"\npassword_env = "{LOOKS_LIKE_A_NAME[1]}"',
+        f'{EMAIL}password_env = "{LOOKS_LIKE_A_NAME[1]}"',
     ],
     ids=["pagerduty-key", "password"],
 )
 def test_a_secret_that_looks_like_a_name_is_refused_unless_such_a_variable_is_set(
     tmp_path, receiver, monkeypatch
 ):
-    monkeypatch.setenv("SMTP_USER", "dq")
-    path = tmp_path / "dq.toml"
-    path.write_text(f"[receivers.team]\n{receiver}\n")
+    path = _dq_toml(tmp_path, monkeypatch, receiver)
     with pytest.raises(ValueError, match=r"\w+_env names no environment variable set") as err:
         load_config(path)
     assert not any(secret in _everything_about(err.value) for secret in LOOKS_LIKE_A_NAME)

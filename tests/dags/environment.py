@@ -17,7 +17,9 @@ GATE = "dq_checks_after_name_producer_flights"
 FIXTURES = [
     value
     for value in vars(fixture_checks).values()
-    if isinstance(value, type) and value.__module__ == fixture_checks.__name__
+    if isinstance(value, type)
+    and value.__module__ == fixture_checks.__name__
+    and not value.abstract
 ]
 
 

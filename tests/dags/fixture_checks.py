@@ -6,6 +6,7 @@ only at 03:00. Two guard a dataset."""
 from __future__ import annotations
 
 import os
+from typing import ClassVar
 
 from checkers import AlertLevel, FixedLevel, PredicateSingleDatasetChecker
 from checkers.parsers import CsvParser
@@ -19,87 +20,69 @@ MISSING = CsvParser(lambda: os.environ["DQ_FIXTURE_CSV"] + ".missing", schema="n
 QUARTER = Cron("*/15 * * * *")
 
 
-class EveryQuarterPositive(QualityCheck):
-    description = "Numbers are positive."
+class _Predicate(QualityCheck):
+    """Every row of the source holds `predicate` (its failing rows named by `key`), checked
+    every quarter on the numbers unless a check says otherwise."""
+
+    abstract = True
     clock = QUARTER
     parser = NUMBERS
+    predicate: ClassVar[str]
+    key: ClassVar[tuple[str, ...]] = ()
+
+    def checker(self, data):
+        return PredicateSingleDatasetChecker(data, self.predicate, key=self.key)
+
+
+class EveryQuarterPositive(_Predicate):
+    description = "Numbers are positive."
     alert_level = FixedLevel(AlertLevel.CRITICAL)
     guards = Guarded("fixture/numbers")  # red: no marker, no asset event
-
-    def checker(self, data):
-        return PredicateSingleDatasetChecker(data, "n > 0", key="n")
+    predicate, key = "n > 0", ("n",)
 
 
-class NumbersBelowThree(QualityCheck):
+class NumbersBelowThree(_Predicate):
     description = "Numbers stay below three (a warning only)."
-    clock = QUARTER
-    parser = NUMBERS
     alert_level = FixedLevel(AlertLevel.WARNING)
-
-    def checker(self, data):
-        return PredicateSingleDatasetChecker(data, "n < 3")
+    predicate = "n < 3"
 
 
-class NumbersOdd(QualityCheck):
+class NumbersOdd(_Predicate):
     description = "Numbers are odd (an ERROR-level failure: -2 is not)."
-    clock = QUARTER
-    parser = NUMBERS
-
-    def checker(self, data):
-        return PredicateSingleDatasetChecker(data, "abs(n) % 2 = 1", key="n")
+    predicate, key = "abs(n) % 2 = 1", ("n",)
 
 
-class NumbersBrokenDefinition(QualityCheck):
+class NumbersBrokenDefinition(_Predicate):
     description = "A predicate on a column nobody has: broken every tick, until someone fixes it."
-    clock = QUARTER
-    parser = NUMBERS
-
-    def checker(self, data):
-        return PredicateSingleDatasetChecker(data, "no_such_column > 0")
+    predicate = "no_such_column > 0"
 
 
-class NumbersPresent(QualityCheck):
+class NumbersPresent(_Predicate):
     description = "Every row has a number."
-    clock = QUARTER
-    parser = NUMBERS
-
-    def checker(self, data):
-        return PredicateSingleDatasetChecker(data, "n IS NOT NULL")
+    predicate = "n IS NOT NULL"
 
 
-class NumbersFromMissingFile(QualityCheck):
+class NumbersFromMissingFile(_Predicate):
     description = "A source that is not there: an ERROR outcome."
-    clock = QUARTER
     parser = MISSING
-
-    def checker(self, data):
-        return PredicateSingleDatasetChecker(data, "n > 0")
+    predicate = "n > 0"
 
 
-class LettersLowercase(QualityCheck):
+class LettersLowercase(_Predicate):
     description = "Letters are lowercase; one uppercase letter is tolerated."
-    clock = QUARTER
     parser = LETTERS
     tolerance = LessThan(2)
-
-    def checker(self, data):
-        return PredicateSingleDatasetChecker(data, "c = lower(c)")
+    predicate = "c = lower(c)"
 
 
-class LettersPresent(QualityCheck):
+class LettersPresent(_Predicate):
     description = "Every row has a letter."
-    clock = QUARTER
     parser = LETTERS
     guards = Guarded("fixture/letters")  # green: a marker beside letters.csv and an asset event
-
-    def checker(self, data):
-        return PredicateSingleDatasetChecker(data, "c IS NOT NULL")
+    predicate = "c IS NOT NULL"
 
 
-class NightlySmall(QualityCheck):
+class NightlySmall(_Predicate):
     description = "Numbers are small."
     clock = Cron("0 3 * * *")
-    parser = NUMBERS
-
-    def checker(self, data):
-        return PredicateSingleDatasetChecker(data, "n < 100")
+    predicate = "n < 100"
