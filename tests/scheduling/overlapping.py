@@ -5,6 +5,7 @@ fresh SQLite or PostgreSQL project database (tests/scheduling/test_overlapping_r
 from __future__ import annotations
 
 import os
+import select
 import subprocess
 import sys
 import time
@@ -55,13 +56,38 @@ routes = {{ slack = "warning", email = "warning", pagerduty = "critical" }}
     return path
 
 
-def _wait_for(paths: list[Path], processes: list[subprocess.Popen]) -> None:
-    deadline = time.monotonic() + 120
-    while not all(p.exists() for p in paths):
-        dead = [p for p in processes if p.poll() is not None]
-        if dead or time.monotonic() > deadline:
-            raise AssertionError(f"runs not ready: {[p.communicate() for p in dead]}")
-        time.sleep(0.05)
+def _gated(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[subprocess.Popen, int, int]:
+    """`dq argv` behind its start gate (tests/scheduling/gated_dq.py): the process, the pipe end
+    it says it is ready on, and the one that opens its gate."""
+    ready_read, ready_write = os.pipe()
+    go_read, go_write = os.pipe()
+    process = subprocess.Popen(
+        [*GATED, str(ready_write), str(go_read), *argv],
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        pass_fds=(ready_write, go_read),
+    )
+    os.close(ready_write)  # the child's ends: a child that dies closes its ready pipe
+    os.close(go_read)
+    return process, ready_read, go_write
+
+
+def _wait_until_ready(ready: list[int], processes: list[subprocess.Popen]) -> None:
+    """Blocks until every gated run said it is ready (a byte on its pipe); a run that ends
+    first closes its pipe with no byte, and fails the test with its output."""
+    waiting = set(ready)
+    while waiting:
+        readable, _, _ = select.select(list(waiting), [], [], 120)
+        assert readable, "runs not ready after 120 s"
+        for fd in readable:
+            if os.read(fd, 1) != b"r":
+                dead = processes[ready.index(fd)]
+                dead.kill()
+                raise AssertionError(f"a run ended before its gate: {dead.communicate()}")
+            waiting.discard(fd)
 
 
 def overlapping_due_runs(kind: str, tmp_path: Path) -> Overlap:
@@ -70,7 +96,6 @@ def overlapping_due_runs(kind: str, tmp_path: Path) -> Overlap:
     slack, pagerduty = SlackStandIn(SLACK_TOKEN, delay_s=DELAY_S), PagerDutyStandIn(delay_s=DELAY_S)
     csv = tmp_path / "orders.csv"
     csv.write_text("order_id,customer\n1,10\n2,\n3,30\n")
-    go = tmp_path / "go"
     with (
         fresh_database(kind, tmp_path) as url,
         http_server(slack, pagerduty) as http,
@@ -89,21 +114,12 @@ def overlapping_due_runs(kind: str, tmp_path: Path) -> Overlap:
             "PAGERDUTY_ROUTING_KEY": PAGERDUTY_KEY,
             "SSL_CERT_FILE": str(cert),  # the SMTP stand-in's certificate is trusted
         }
-        ready = [tmp_path / f"ready-{i}" for i in range(2)]
-        processes = [
-            subprocess.Popen(
-                [*GATED, str(ready[i]), str(go), "run", "--due", "--at", TIMES[i]],
-                env=env,
-                cwd=tmp_path,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for i in range(2)
-        ]
+        gated = [_gated(["run", "--due", "--at", TIMES[i]], env, tmp_path) for i in range(2)]
+        processes = [process for process, _, _ in gated]
         try:
-            _wait_for(ready, processes)
-            go.touch()  # both runs start now
+            _wait_until_ready([ready for _, ready, _ in gated], processes)
+            for _, _, go in gated:  # both runs start now
+                os.write(go, b"g")
             started = time.monotonic()
             outputs = [p.communicate(timeout=300)[0] for p in processes]
             seconds = time.monotonic() - started
@@ -111,6 +127,9 @@ def overlapping_due_runs(kind: str, tmp_path: Path) -> Overlap:
             for p in processes:
                 p.kill()
                 p.wait()
+            for _, ready, go in gated:
+                os.close(ready)
+                os.close(go)
         engine = sa.create_engine(url)
         try:
             recorded = _counts(engine)

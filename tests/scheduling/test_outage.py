@@ -15,9 +15,8 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
@@ -203,17 +202,33 @@ def test_database_unreachable_from_the_start(fresh_database, env):
         assert_replayed(second, env, url)
 
 
-def waiting_on_a_lock(engine: sa.Engine, database: str) -> bool:
-    with engine.connect() as connection:
-        return bool(
-            connection.execute(
-                sa.text(
-                    "SELECT count(*) FROM pg_stat_activity "
-                    "WHERE datname = :db AND wait_event_type = 'Lock'"
-                ),
-                {"db": database},
-            ).scalar()
-        )
+#: Each spooled entry a replay commits notifies the channel (its check's name): the test's own
+#: trigger on the project database, which the product does not see.
+NOTIFY_REPLAYED = """
+CREATE FUNCTION dq_test_replayed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN PERFORM pg_notify('dq_test_replayed', NEW.check_name); RETURN NEW; END $$;
+CREATE TRIGGER dq_test_replayed AFTER INSERT ON dq_spool_replays
+FOR EACH ROW EXECUTE FUNCTION dq_test_replayed();
+"""
+
+
+@contextmanager
+def replay_commits(url: sa.URL) -> Iterator[Callable[[], str | None]]:
+    """Listens to the replays committed in `url`'s database; yields a function that blocks
+    until the next commit and returns its check (None after 120 s without one)."""
+    import psycopg
+
+    conninfo = url.set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(conninfo, autocommit=True) as listener:
+        listener.execute(NOTIFY_REPLAYED)
+        listener.execute("LISTEN dq_test_replayed")
+
+        def next_commit() -> str | None:
+            for note in listener.notifies(timeout=120, stop_after=1):
+                return note.payload
+            return None
+
+        yield next_commit
 
 
 @pytest.mark.postgres
@@ -238,19 +253,17 @@ def test_a_run_killed_during_replay_records_nothing_twice(
     holder = engine.connect()  # beta's open incident is locked: its replay blocks mid-way
     blocker = holder.begin()
     holder.execute(sa.select(incidents).where(incidents.c.check_name == "beta").with_for_update())
-    replaying = subprocess.Popen(
-        [sys.executable, "-m", "scheduling.cli", "run", "--due", "--at", "2026-11-22T07:20:00"],
-        env={**env, "DQ_DATABASE_URL": url},
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + 120
-    while not waiting_on_a_lock(engine, fresh_database.database or ""):
-        assert replaying.poll() is None, replaying.communicate()
-        assert time.monotonic() < deadline, "the replay never reached beta"
-        time.sleep(0.05)  # polling a condition, with a deadline
-    replaying.send_signal(signal.SIGKILL)  # alpha is committed, the spool not yet rewritten
+    with replay_commits(fresh_database) as next_commit:
+        replaying = subprocess.Popen(
+            [sys.executable, "-m", "scheduling.cli", "run", "--due", "--at", "2026-11-22T07:20:00"],
+            env={**env, "DQ_DATABASE_URL": url},
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        committed = next_commit()  # from here on, the replay can go no further than beta's lock
+        replaying.send_signal(signal.SIGKILL)  # alpha is committed, the spool not yet rewritten
+        assert committed == "alpha", replaying.communicate()
     replaying.wait()
     blocker.rollback()
     holder.close()
