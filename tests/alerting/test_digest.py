@@ -31,9 +31,9 @@ POLICY = EscalationPolicy(
 )
 
 
-def _open_incidents(engine) -> None:
-    """COUNT failing outcomes recorded by the tick's record stage, one level in turn."""
-    names = [f"bad_day_{i:03d}" for i in range(COUNT)]
+def _open_incidents(engine, count: int = COUNT) -> None:
+    """`count` failing outcomes recorded by the tick's record stage, one level in turn."""
+    names = [f"bad_day_{i:03d}" for i in range(count)]
     held = hold_windows(engine, [(name, *WINDOW) for name in names])
     recordings = [
         Recording(
@@ -43,7 +43,7 @@ def _open_incidents(engine) -> None:
         )
         for i, name in enumerate(names)
     ]
-    assert record_all(Settings(engine, {}, POLICY), held, recordings, T0) == [True] * COUNT
+    assert record_all(Settings(engine, {}, POLICY), held, recordings, T0) == [True] * count
 
 
 def _rows(engine, receiver: str) -> list[sa.Row]:
@@ -100,3 +100,48 @@ def test_a_backlog_over_slacks_rate_is_a_digest_and_every_critical_pages(
     posted = [m for m in slack.messages if m.thread_ts is None]
     assert posted and all("CRITICAL" in m.text for m in posted)
     assert slack.refused > 0  # the stand-in's limit was met, and deferred to, not fought
+
+
+def test_a_deliverer_killed_while_folding_a_digest_folds_nothing_and_the_next_sends_each_once(
+    engine, http, slack, monkeypatch
+):
+    """A real `deliver_pending` SIGKILLed inside the digest's transaction, after the digest's
+    root was rewritten and before its members were marked (tests/scheduling/stage_crasher.py):
+    nothing is half folded; the next delivery folds the same backlog and tells each incident
+    once, in the digest or alone, and never folds a CRITICAL."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.scheduling import stage_crasher as crasher
+
+    count = 12  # 4 CRITICAL, 8 ERROR and WARNING: over the 5 posts a run allows
+    _open_incidents(engine, count)
+    before = _rows(engine, "slack")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2]), "SLACK_BOT_TOKEN": "x"}
+    killed = subprocess.run(
+        [sys.executable, "-m", "tests.scheduling.stage_crasher", "digest", str(engine.url)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert _rows(engine, "slack") == before  # the root's new payload rolled back with the rest
+    assert {r.status for r in before} == {"pending"}
+
+    monkeypatch.setenv("SLACK_BOT_TOKEN", SLACK_TOKEN)
+    receivers = {"slack": crasher.slack_receiver(f"{http}/api/")}
+    report = deliver_pending(engine, receivers, T0, retry=crasher.digest_retry())
+    chat = _rows(engine, "slack")
+    criticals = count // 3
+    assert len(report.sent) == crasher.DIGEST_LIMIT == criticals + 1  # the CRITICALs, the digest
+    assert [r.status for r in chat].count("grouped") == count - criticals - 1
+    assert all(r.level < int(AlertLevel.CRITICAL) for r in chat if r.status == "grouped")
+    sent = [Notification.from_json(r.payload) for r in chat if r.status == "sent"]
+    told = [n.outcome.check for n in sent] + [m.check for n in sent for m in n.members]
+    assert sorted(told) == [f"bad_day_{i:03d}" for i in range(count)]  # each once, none lost
+    posted = [m.text for m in slack.messages if m.thread_ts is None]
+    assert sorted(posted) == sorted(next(t for t in posted if n.outcome.check in t) for n in sent)

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import sqlalchemy as sa
 
@@ -18,7 +22,11 @@ from checkers.engine_tables import partitions
 from checkers.metrics import Metric, MetricsRepository, ResultKey
 from checkers.metrics.anomaly import OnlineNormal
 from checkers.metrics.counts import Size
+from scheduling.retention import PRUNE_CLAIM
 from scheduling.schema import project_database
+from scheduling.settings import Settings
+from scheduling.tables import claims
+from scheduling.tick.pipeline import TickRequest, run_tick
 from tests.alerting.conftest import outcome
 from tests.scheduling import in_process
 
@@ -137,37 +145,96 @@ def test_prune_keeps_what_is_still_needed(tmp_path):
     engine.dispose()
 
 
-def test_the_tick_prunes_once_a_day_with_dq_toml_retention(tmp_path, monkeypatch):
-    """dq.toml's [retention] runs_days = 10: the day's first tick prunes (the day claimed, so
-    later ticks that day do not), the next day's first tick prunes again."""
-    from scheduling.settings import Settings
-    from scheduling.tick.pipeline import TickRequest, run_tick
+def _passed(engine: sa.Engine, n: int) -> None:
+    """A passing run of orders_total on day `n`."""
+    stamps = {"started_at": day(n), "finished_at": day(n)}
+    handle_outcome(engine, outcome(None, check="orders_total", **stamps), ROUTES, day(n))
 
+
+def _kept(engine: sa.Engine) -> list[int]:
+    """The days of the runs still stored, in the order they were recorded."""
+    with engine.connect() as connection:
+        ended = connection.execute(sa.select(runs.c.finished_at).order_by(runs.c.id))
+        return [(t.replace(tzinfo=dt.UTC) - DAY0).days for t in ended.scalars()]
+
+
+def _ten_days_retention(tmp_path, monkeypatch) -> Settings:
+    """dq.toml's [retention] runs_days = 10, in the environment a tick reads."""
     (tmp_path / "dq.toml").write_text("[retention]\nruns_days = 10\n")
     monkeypatch.setenv("DQ_DATABASE_URL", f"sqlite:///{tmp_path / 'dq.db'}")
     monkeypatch.setenv("DQ_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("DQ_CONFIG", str(tmp_path / "dq.toml"))
-    settings = Settings.from_environment()
+    return Settings.from_environment()
+
+
+def test_the_tick_prunes_once_a_day_with_dq_toml_retention(tmp_path, monkeypatch):
+    """dq.toml's [retention] runs_days = 10: the day's first tick prunes (the day claimed, so
+    later ticks that day do not), the next day's first tick prunes again."""
+    settings = _ten_days_retention(tmp_path, monkeypatch)
     engine = settings.engine
-
-    def passed(n: int) -> None:
-        stamps = {"started_at": day(n), "finished_at": day(n)}
-        handle_outcome(engine, outcome(None, check="orders_total", **stamps), ROUTES, day(n))
-
-    def kept() -> list[int]:
-        with engine.connect() as connection:
-            ended = connection.execute(sa.select(runs.c.finished_at).order_by(runs.c.id))
-            return [(t.replace(tzinfo=dt.UTC) - DAY0).days for t in ended.scalars()]
-
     for n in range(30):
-        passed(n)
+        _passed(engine, n)
     run_tick(TickRequest(now=day(30)), settings)
-    assert kept() == list(range(20, 30))  # runs older than 10 days gone
-    passed(5)  # a late backfill of day 5
+    assert _kept(engine) == list(range(20, 30))  # runs older than 10 days gone
+    _passed(engine, 5)  # a late backfill of day 5
     run_tick(TickRequest(now=day(30) + dt.timedelta(hours=6)), settings)
-    assert kept() == [*range(20, 30), 5]  # the day was pruned once already
+    assert _kept(engine) == [*range(20, 30), 5]  # the day was pruned once already
     run_tick(TickRequest(now=day(31)), settings)
-    assert kept() == list(range(21, 30))  # the next day's first tick prunes again
+    assert _kept(engine) == list(range(21, 30))  # the next day's first tick prunes again
+    engine.dispose()
+
+
+def test_a_tick_killed_while_pruning_loses_nothing_and_the_day_is_pruned_once(
+    tmp_path, monkeypatch
+):
+    """A real tick SIGKILLed in its prune_history stage, with the day claimed and the old runs
+    deleted in a transaction not yet committed (tests/scheduling/stage_crasher.py): nothing is
+    removed; while the dead runner's lease lasts no other tick prunes; once it ran out, the next
+    tick prunes the day, once."""
+    from tests.scheduling import stage_crasher as crasher
+
+    settings = _ten_days_retention(tmp_path, monkeypatch)
+    engine = settings.engine
+    for n in range(30):
+        _passed(engine, n)
+    assert day(30) == crasher.PRUNE_AT
+    killed = subprocess.run(
+        [sys.executable, "-m", "tests.scheduling.stage_crasher", "prune", str(engine.url)],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert _kept(engine) == list(range(30))  # the deletes died with their transaction
+
+    def prune_claim() -> tuple[str, str]:
+        with engine.connect() as connection:
+            found = connection.execute(
+                sa.select(claims.c.status, claims.c.holder).where(
+                    claims.c.check_name == PRUNE_CLAIM
+                )
+            )
+            return tuple(found.one())
+
+    status, dead = prune_claim()
+    assert status == "running"
+    run_tick(TickRequest(now=day(30) + dt.timedelta(hours=6)), settings)
+    assert _kept(engine) == list(range(30)) and prune_claim() == ("running", dead)  # still held
+
+    with engine.begin() as connection:  # the dead runner's hour runs out
+        connection.execute(
+            claims.update()
+            .where(claims.c.check_name == PRUNE_CLAIM)
+            .values(lease_until=dt.datetime(2000, 1, 1, tzinfo=dt.UTC))
+        )
+    run_tick(TickRequest(now=day(30) + dt.timedelta(hours=12)), settings)
+    assert _kept(engine) == list(range(21, 30))  # 10 days before this tick: day 20 at 06:00 too
+    status, holder = prune_claim()
+    assert status == "done" and holder != dead
+    _passed(engine, 5)  # a late backfill of day 5: the day is not pruned twice
+    run_tick(TickRequest(now=day(30) + dt.timedelta(hours=15)), settings)  # 21:00, same day
+    assert _kept(engine) == [*range(21, 30), 5]
     engine.dispose()
 
 
