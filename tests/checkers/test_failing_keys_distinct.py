@@ -114,17 +114,13 @@ def _write_day(spark, root, day: int) -> None:
 
 
 def test_incremental_counts_merge_over_partitions_like_a_full_read(spark, tmp_path):
-    import sqlalchemy as sa
 
     from checkers.parsers import HivePartitions, ParquetParser
     from checks.incremental import Incremental
-    from scheduling.schema import migrate
     from scheduling.tick.evaluate import evaluate_checks
-    from scheduling.tick.partition_store import PartitionStore
+    from tests.incremental_helpers import partition_store
 
-    engine = sa.create_engine(f"sqlite:///{tmp_path / 'dq.db'}")
-    migrate(engine)
-    store = PartitionStore(engine, tmp_path / "states")
+    store = partition_store(tmp_path)
     root = tmp_path / "lake"
 
     class LakeTails(QualityCheck, register=False):

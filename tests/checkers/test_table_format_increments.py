@@ -9,54 +9,37 @@ import datetime as dt
 import json
 
 import pytest
-import sqlalchemy as sa
 
-from checkers import MetricChecker
-from checkers.metrics import Check, CheckLevel
 from checkers.parsers import DeltaParser, IcebergParser
 from checks import QualityCheck
-from checks.incremental import Incremental
-from scheduling.drift import differences
-from scheduling.schema import migrate
 from scheduling.tick.evaluate import evaluate_checks
 from scheduling.tick.partition_store import PartitionStore
 from tests.checkers.lake_tables import DAYS, day_rows, iceberg_catalog, write_delta, write_iceberg
+from tests.incremental_helpers import incremental_metrics, partition_store, same_as_scratch
 
 NOW = dt.datetime(2024, 4, 1, tzinfo=dt.UTC)
 
 
 def _check(source) -> type[QualityCheck]:
-    class OrderTotals(QualityCheck, register=False):
-        name = "order_totals"
-        parser = source
-        incremental = Incremental()
-
-        def checker(self, orders):
-            return MetricChecker(
-                orders,
-                [
-                    Check(CheckLevel.ERROR, "orders")
-                    .has_completeness("note", lambda v: v > 0.9)
-                    .has_mean("ratio", lambda v: v > 1)
-                    .has_max("id", lambda v: v < 1000)
-                ],
-            )
-
-    return OrderTotals
+    return incremental_metrics(
+        "order_totals",
+        source,
+        lambda check: (
+            check.has_completeness("note", lambda v: v > 0.9)
+            .has_mean("ratio", lambda v: v > 1)
+            .has_max("id", lambda v: v < 1000)
+        ),
+    )
 
 
 @pytest.fixture
 def store(tmp_path) -> PartitionStore:
-    engine = sa.create_engine(f"sqlite:///{tmp_path / 'dq.db'}")
-    migrate(engine)
-    return PartitionStore(engine, tmp_path / "states")
+    return partition_store(tmp_path)
 
 
 def _run(spark, check, store):
     [mine] = evaluate_checks([check], spark=spark, now=NOW, partitions=store)
-    [full] = evaluate_checks([check], spark=spark, now=NOW, full=True)
-    assert mine.error is None, mine.error
-    assert differences(mine, full) == []
+    same_as_scratch(spark, [check], [mine], NOW)
     return mine
 
 

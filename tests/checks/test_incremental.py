@@ -10,26 +10,26 @@ import os
 from pathlib import Path
 
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
-import sqlalchemy as sa
 
 from checkers import (
     FailingElementsThresholds,
-    MetricChecker,
     OffsetPredicateSingleDatasetChecker,
     PredicateSingleDatasetChecker,
 )
-from checkers.metrics import Check, CheckLevel
 from checkers.parsers import HivePartitions, ParquetParser
 from checkers.tolerances import KnownBroken
 from checks import QualityCheck
-from checks.incremental import Incremental
 from scheduling.drift import differences
-from scheduling.schema import migrate
 from scheduling.tick.evaluate import evaluate_checks
 from scheduling.tick.partition_store import PartitionStore
+from tests.incremental_helpers import (
+    incremental_check,
+    incremental_metrics,
+    partition_store,
+    same_as_scratch,
+    write_day,
+)
 
 DAYS = [dt.date(2013, 1, d) for d in range(1, 6)]
 NOW = dt.datetime(2013, 2, 1, tzinfo=dt.UTC)
@@ -48,17 +48,6 @@ def flights_by_day() -> dict[dt.date, pd.DataFrame]:
     }
 
 
-def write_day(root: Path, day: dt.date, frame: pd.DataFrame, *, mtime: int | None = None) -> Path:
-    directory = root / f"day={day.isoformat()}"
-    directory.mkdir(parents=True, exist_ok=True)
-    target = directory / "part-0.parquet"
-    table = pa.Table.from_pandas(frame, preserve_index=False)
-    pq.write_table(table, target, coerce_timestamps="us", allow_truncated_timestamps=True)
-    if mtime is not None:
-        os.utime(target, (mtime, mtime))
-    return target
-
-
 def unreadable(root: Path, keep: set[str]) -> None:
     """Overwrite every data file outside `keep` with garbage of the same size and modification
     time: the fingerprints stay the same, but any read of those files fails."""
@@ -73,71 +62,54 @@ def unreadable(root: Path, keep: set[str]) -> None:
 def _checks(root: Path) -> list[type[QualityCheck]]:
     lake = ParquetParser(str(root), partitioning=HivePartitions(("day",)))
 
-    class DelaysUnderTwoHours(QualityCheck, register=False):
-        name = "delays_under_two_hours"
-        parser = lake
-        incremental = Incremental()
-        tolerance = KnownBroken(["N725MQ"])
-        alert_level = FailingElementsThresholds(warning=50, error=200)
-
-        def checker(self, flights):
-            return PredicateSingleDatasetChecker(
-                flights, "dep_delay IS NULL OR dep_delay < 120", key="tailnum"
-            )
-
-    class FlightMetrics(QualityCheck, register=False):
-        name = "flight_metrics"
-        parser = lake
-        incremental = Incremental()
-
-        def checker(self, flights):
-            return MetricChecker(
-                flights,
-                [
-                    Check(CheckLevel.ERROR, "flights")
-                    .has_completeness("dep_time", lambda v: v > 0.999)
-                    .has_mean("distance", lambda v: v > 500)
-                    .has_standard_deviation("arr_delay", lambda v: v < 40)
-                    .has_approx_count_distinct("tailnum", lambda v: v > 100)
-                    .has_uniqueness(["carrier", "flight", "time_hour"], lambda v: v > 0.99)
-                    .has_max("dep_delay", lambda v: v < 1000)
-                ],
-            )
-
-    class PlanesDepartInOrder(QualityCheck, register=False):
-        name = "planes_depart_in_order"
-        parser = lake
-        incremental = Incremental()
-        tolerance = KnownBroken(["N0EGMQ"])
-
-        def checker(self, flights):
-            return OffsetPredicateSingleDatasetChecker(
-                flights,
-                "previous.arr_time IS NULL OR current.dep_time IS NULL "
-                "OR previous.arr_time <= current.dep_time",
-                order_by=["time_hour", "flight"],
-                partition_by=["day", "tailnum"],
-                key="tailnum",
-            )
-
-    return [DelaysUnderTwoHours, FlightMetrics, PlanesDepartInOrder]
+    delays_under_two_hours = incremental_check(
+        "delays_under_two_hours",
+        lake,
+        lambda flights: PredicateSingleDatasetChecker(
+            flights, "dep_delay IS NULL OR dep_delay < 120", key="tailnum"
+        ),
+        tolerance=KnownBroken(["N725MQ"]),
+        alert_level=FailingElementsThresholds(warning=50, error=200),
+    )
+    flight_metrics = incremental_metrics(
+        "flight_metrics",
+        lake,
+        lambda check: (
+            check.has_completeness("dep_time", lambda v: v > 0.999)
+            .has_mean("distance", lambda v: v > 500)
+            .has_standard_deviation("arr_delay", lambda v: v < 40)
+            .has_approx_count_distinct("tailnum", lambda v: v > 100)
+            .has_uniqueness(["carrier", "flight", "time_hour"], lambda v: v > 0.99)
+            .has_max("dep_delay", lambda v: v < 1000)
+        ),
+    )
+    planes_depart_in_order = incremental_check(
+        "planes_depart_in_order",
+        lake,
+        lambda flights: OffsetPredicateSingleDatasetChecker(
+            flights,
+            "previous.arr_time IS NULL OR current.dep_time IS NULL "
+            "OR previous.arr_time <= current.dep_time",
+            order_by=["time_hour", "flight"],
+            partition_by=["day", "tailnum"],
+            key="tailnum",
+        ),
+        tolerance=KnownBroken(["N0EGMQ"]),
+    )
+    return [delays_under_two_hours, flight_metrics, planes_depart_in_order]
 
 
 @pytest.fixture
 def store(tmp_path) -> PartitionStore:
-    engine = sa.create_engine(f"sqlite:///{tmp_path / 'dq.db'}")
-    migrate(engine)
-    return PartitionStore(engine, tmp_path / "states")
+    return partition_store(tmp_path)
 
 
 def _compare(spark, checks, store):
     incremental = evaluate_checks(checks, spark=spark, now=NOW, partitions=store)
-    scratch = evaluate_checks(checks, spark=spark, now=NOW, full=True)
     failing = {o.check: o.failing for o in incremental}
     assert all(failing.values()), failing  # every check has failures to sample and compare
+    scratch = same_as_scratch(spark, checks, incremental, NOW)
     for mine, full in zip(incremental, scratch, strict=True):
-        assert mine.error is None, mine.error
-        assert differences(mine, full) == [], mine.check
         assert mine.failing_keys == full.failing_keys
         assert mine.failing_keys_distinct == full.failing_keys_distinct  # a union, not a sum
         if mine.check == "flight_metrics":  # failing constraints (values checked above)

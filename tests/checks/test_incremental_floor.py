@@ -11,18 +11,19 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import sqlalchemy as sa
 
-from checkers import MetricChecker, PredicateSingleDatasetChecker
-from checkers.metrics import Check, CheckLevel
+from checkers import PredicateSingleDatasetChecker
 from checkers.parsers import HivePartitions, ParquetParser
 from checks import QualityCheck
-from checks.incremental import Incremental
-from scheduling.drift import differences
-from scheduling.schema import migrate
 from scheduling.tick.evaluate import evaluate_checks
 from scheduling.tick.partition_store import PartitionStore
-from tests.checks.test_incremental import write_day
+from tests.incremental_helpers import (
+    incremental_check,
+    incremental_metrics,
+    partition_store,
+    same_as_scratch,
+    write_day,
+)
 from tests.metrics.jobs import count_jobs
 
 pytestmark = pytest.mark.classic_only  # jobs are counted through the SparkContext
@@ -56,33 +57,23 @@ def lake(root: Path, days: int) -> None:
 def _checks(root: Path, suffix: str) -> list[type[QualityCheck]]:
     source = ParquetParser(str(root), partitioning=HivePartitions(("day",)))
 
-    class ShortDelays(QualityCheck, register=False):
-        name = f"short_delays_{suffix}"
-        parser = source
-        incremental = Incremental()
-
-        def checker(self, flights):
-            return PredicateSingleDatasetChecker(
-                flights, "dep_delay IS NULL OR dep_delay < 120", key="flight"
-            )
-
-    class FlightSuite(QualityCheck, register=False):
-        name = f"flight_suite_{suffix}"
-        parser = source
-        incremental = Incremental()
-
-        def checker(self, flights):
-            return MetricChecker(
-                flights,
-                [
-                    Check(CheckLevel.ERROR, "flights")
-                    .has_completeness("dep_time", lambda v: v > 0.9)
-                    .has_uniqueness(["day", "carrier", "flight"], lambda v: v == 1.0)
-                    .has_approx_quantile("arr_delay", 0.5, lambda v: v < 40)
-                ],
-            )
-
-    return [ShortDelays, FlightSuite]
+    short_delays = incremental_check(
+        f"short_delays_{suffix}",
+        source,
+        lambda flights: PredicateSingleDatasetChecker(
+            flights, "dep_delay IS NULL OR dep_delay < 120", key="flight"
+        ),
+    )
+    flight_suite = incremental_metrics(
+        f"flight_suite_{suffix}",
+        source,
+        lambda check: (
+            check.has_completeness("dep_time", lambda v: v > 0.9)
+            .has_uniqueness(["day", "carrier", "flight"], lambda v: v == 1.0)
+            .has_approx_quantile("arr_delay", 0.5, lambda v: v < 40)
+        ),
+    )
+    return [short_delays, flight_suite]
 
 
 def _run(spark, checks, store):
@@ -117,9 +108,7 @@ class FirstRuns:
 @pytest.fixture(scope="module")
 def first_runs(spark, tmp_path_factory, listing_on_the_driver) -> FirstRuns:
     root = tmp_path_factory.mktemp("floor")
-    engine = sa.create_engine(f"sqlite:///{root / 'dq.db'}")
-    migrate(engine)
-    store = PartitionStore(engine, root / "states")
+    store = partition_store(root)
     outcomes, jobs, checks = {}, {}, {}
     for days in (6, 60):
         lake(root / f"lake{days}", days)
@@ -142,7 +131,4 @@ def test_one_new_partition_costs_at_most_4_jobs_and_equals_a_recomputation(spark
     outcomes, jobs = _run(spark, checks, store)
     assert [o.reading["partitions_read"] for o in outcomes] == [1, 1]
     assert jobs <= 4, jobs
-    scratch = evaluate_checks(checks, spark=spark, now=NOW, full=True)
-    for mine, full in zip(outcomes, scratch, strict=True):
-        assert mine.error is None, mine.error
-        assert differences(mine, full) == [], mine.check
+    same_as_scratch(spark, checks, outcomes, NOW)

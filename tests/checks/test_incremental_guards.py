@@ -28,19 +28,13 @@ from checks.incremental import Incremental
 from scheduling.cli import main
 from scheduling.cli.exits import EXIT_DRIFT, EXIT_FAILED
 from scheduling.drift import differences
-from scheduling.schema import migrate
 from scheduling.tick.evaluate import evaluate_checks
 from scheduling.tick.partition_store import PartitionStore
-from tests.checks.test_incremental import DAYS, NOW, flights_by_day, write_day  # noqa: F401
+from tests.checks.test_incremental import DAYS, NOW, flights_by_day  # noqa: F401
+from tests.incremental_helpers import partition_store, write_day
 from tests.scheduling.databases import KINDS, fresh_database
 
 PARTITIONED = ParquetParser("lake", partitioning=HivePartitions(("day",)))
-
-
-def _store(url: str, tmp_path) -> PartitionStore:
-    engine = sa.create_engine(url)
-    migrate(engine)
-    return PartitionStore(engine, tmp_path / "states")
 
 
 @pytest.fixture
@@ -132,7 +126,7 @@ def test_checkers_that_cannot_merge_over_partitions_are_a_configuration_error(
                 ],
             )
 
-    store = _store(f"sqlite:///{tmp_path / 'dq.db'}", tmp_path)
+    store = partition_store(tmp_path)
     outcomes = evaluate_checks(
         [Unaligned, Joined, Narrowed, Modelled], spark=spark, now=NOW, partitions=store
     )
@@ -147,7 +141,7 @@ def test_checkers_that_cannot_merge_over_partitions_are_a_configuration_error(
 
 
 def test_scopes_last_and_within(spark, lake, tmp_path, flights_by_day):  # noqa: F811
-    store = _store(f"sqlite:///{tmp_path / 'dq.db'}", tmp_path)
+    store = partition_store(tmp_path)
     last_two = _delays(lake, last=2)
     outcome = evaluate_checks([last_two], spark=spark, now=NOW, partitions=store)[0]
     assert outcome.total == sum(len(flights_by_day[d]) for d in DAYS[1:3])
@@ -174,7 +168,7 @@ def test_states_without_a_fingerprint_or_with_a_lost_table_are_computed_again(
     from checkers.metrics import Uniqueness
 
     Unique = _unique_check(lake)
-    store = _store(f"sqlite:///{tmp_path / 'dq.db'}", tmp_path)
+    store = partition_store(tmp_path)
     first = evaluate_checks([Unique], spark=spark, now=NOW, partitions=store)[0]
     # A crash after the states and before the fingerprint: the partition is unknown again.
     with store.engine.begin() as connection:
@@ -196,7 +190,7 @@ def test_states_without_a_fingerprint_or_with_a_lost_table_are_computed_again(
 
 def test_a_read_only_database_gives_an_error_and_commits_nothing(spark, lake, tmp_path):
     url = f"sqlite:///{tmp_path / 'dq.db'}"
-    _store(url, tmp_path)  # the schema exists
+    partition_store(tmp_path, url)  # the schema exists
     read_only = sa.create_engine(f"sqlite:///file:{tmp_path / 'dq.db'}?mode=ro&uri=true")
     check = _delays(lake)
     store = PartitionStore(read_only, tmp_path / "states")
@@ -204,7 +198,7 @@ def test_a_read_only_database_gives_an_error_and_commits_nothing(spark, lake, tm
     assert outcome.status is Status.ERROR
     assert "storing the states of delays's partitions failed" in outcome.error
     assert "readonly" in outcome.error.replace("-", "")
-    writable = _store(url, tmp_path)
+    writable = partition_store(tmp_path, url)
     outcome = evaluate_checks([check], spark=spark, now=NOW, partitions=writable)[0]
     assert outcome.error is None and outcome.reading["partitions_read"] == 3
 
@@ -213,7 +207,7 @@ def test_a_read_only_database_gives_an_error_and_commits_nothing(spark, lake, tm
 def test_the_store_on_every_project_database(spark, lake, tmp_path, flights_by_day, kind):  # noqa: F811
     check = _delays(lake)
     with fresh_database(kind, tmp_path) as url:
-        store = _store(url, tmp_path)
+        store = partition_store(tmp_path, url)
         evaluate_checks([check], spark=spark, now=NOW, partitions=store)
         write_day(lake, DAYS[3], flights_by_day[DAYS[3]])
         outcome = evaluate_checks([check], spark=spark, now=NOW, partitions=store)[0]
@@ -327,7 +321,7 @@ def _unique_check(root):
 def test_two_runs_at_once_both_finish_and_leave_a_consistent_store(spark, lake, tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 
-    store = _store(f"sqlite:///{tmp_path / 'dq.db'}?timeout=30", tmp_path)
+    store = partition_store(tmp_path, f"sqlite:///{tmp_path / 'dq.db'}?timeout=30")
     check = _unique_check(lake)
 
     def run(_: int):
@@ -348,7 +342,7 @@ def test_unreferenced_frequency_tables_are_deleted_only_once_old(spark, lake, tm
 
     from scheduling.tick.partition_store import TABLE_GRACE_S
 
-    store = _store(f"sqlite:///{tmp_path / 'dq.db'}", tmp_path)
+    store = partition_store(tmp_path)
     check = _unique_check(lake)
     evaluate_checks([check], spark=spark, now=NOW, partitions=store)
     directory = store.states._partition_dir("unique_flights", "day=2013-01-01")
@@ -402,7 +396,7 @@ def test_a_metric_checker_with_history_saves_each_new_partition(
             )
             return MetricChecker(flights, [rule], history=history)
 
-    store = _store(f"sqlite:///{tmp_path / 'dq.db'}", tmp_path)
+    store = partition_store(tmp_path)
     evaluate_checks([Volume], spark=spark, now=NOW, partitions=store)
     rows = repository.query(per_partition=True, names=["Size"])
     assert {r.partition_id: r.value for r in rows} == {
@@ -449,7 +443,7 @@ def test_a_sql_source_partitioned_by_a_column_reads_only_changed_days(spark, tmp
         def checker(self, bookings):
             return PredicateSingleDatasetChecker(bookings, "amount >= 0", key="id")
 
-    store = _store(f"sqlite:///{tmp_path / 'dq.db'}", tmp_path)
+    store = partition_store(tmp_path)
     first = evaluate_checks([Amounts], spark=spark, now=NOW, partitions=store)[0]
     assert first.reading == {"rows_read": 300, "partitions_read": 3, "partitions": 3}
     with ops.begin() as connection:  # one booking of day 2 corrected, its change time moved

@@ -13,7 +13,8 @@ import pytest
 
 from checkers import PredicateSingleDatasetChecker
 from scheduling.tick.digests import canonical_conditions
-from tests.checks.test_incremental import DAYS, flights_by_day, write_day  # noqa: F401
+from tests.checks.test_incremental import DAYS, flights_by_day  # noqa: F401
+from tests.incremental_helpers import write_day
 from tests.local_connect import local_connect_port
 from tests.scheduling.in_process import dq
 from tests.scheduling.test_cli_output import REPO, project_env

@@ -11,17 +11,14 @@ import datetime as dt
 import numpy as np
 import pandas as pd
 import pytest
-import sqlalchemy as sa
 
 from checkers import MetricChecker, Status
 from checkers.metrics import Check, CheckLevel, KsDrift
 from checkers.parsers import HivePartitions, ParquetParser
 from checks import QualityCheck
 from checks.incremental import Incremental
-from scheduling.schema import migrate
 from scheduling.tick.evaluate import evaluate_checks
-from scheduling.tick.partition_store import PartitionStore
-from tests.checks.test_incremental import write_day
+from tests.incremental_helpers import partition_store, write_day
 from tests.metrics.jobs import count_jobs
 
 pytestmark = pytest.mark.classic_only  # jobs are counted through the SparkContext
@@ -66,9 +63,7 @@ def _run(spark, check, store):
 def test_a_shifted_day_is_flagged_and_an_unshifted_one_is_not_without_an_extra_job(spark, tmp_path):
     for day in range(30):
         write_day(tmp_path / "lake", START + dt.timedelta(days=day), delays(day))
-    engine = sa.create_engine(f"sqlite:///{tmp_path / 'dq.db'}")
-    migrate(engine)
-    store = PartitionStore(engine, tmp_path / "states")
+    store = partition_store(tmp_path)
     drift = _check(tmp_path / "lake", "delay_drift", drift=True)
     twin = _check(tmp_path / "lake", "delay_sizes", drift=False)
     for check in (drift, twin):

@@ -24,8 +24,7 @@ from checkers.parsers import HivePartitions, ParquetParser
 from checks import QualityCheck
 from checks.incremental import Incremental
 from scheduling.tick.evaluate import evaluate_checks
-from tests.checks.test_incremental import write_day
-from tests.checks.test_incremental_guards import _store
+from tests.incremental_helpers import partition_store, write_day
 from tests.metrics.jobs import count_jobs
 
 FIRST = dt.date(2013, 1, 1)
@@ -77,7 +76,7 @@ def checks(lake, url):  # type: ignore[no-untyped-def]
 @pytest.mark.classic_only  # counts jobs through the SparkContext
 def test_an_anomaly_check_added_on_day_40_judges_from_its_first_run(spark, lake, tmp_path):
     url = f"sqlite:///{tmp_path / 'dq.db'}"
-    store = _store(url, tmp_path)
+    store = partition_store(tmp_path, url)
     flights_check, with_volume = checks(lake, url)
     day39 = dt.datetime(2013, 2, 9, 6, tzinfo=dt.UTC)
     [first] = evaluate_checks([flights_check], spark=spark, now=day39, partitions=store)
@@ -112,7 +111,7 @@ def test_backtest_replays_the_day_one_history_of_stored_partitions(spark, tmp_pa
     for i, day in enumerate(DAYS[:20]):
         write_day(lake, day, flights(i))
     url = f"sqlite:///{tmp_path / 'dq.db'}"
-    store = _store(url, tmp_path)
+    store = partition_store(tmp_path, url)
     flights_check, with_volume = checks(lake, url)
     day20 = dt.datetime(2013, 1, 21, 6, tzinfo=dt.UTC)
     evaluate_checks([flights_check], spark=spark, now=day20, partitions=store)  # no history

@@ -5,22 +5,18 @@ recomputation from scratch."""
 from __future__ import annotations
 
 import pandas as pd
-import sqlalchemy as sa
 
 from checks.examples import FlightDelaysMatchTimes, FlightsMetricSuite
 from scheduling.drift import differences
-from scheduling.schema import migrate
 from scheduling.tick.evaluate import evaluate_checks
-from scheduling.tick.partition_store import PartitionStore
 from tests.checks.examples.conftest import NOW
+from tests.incremental_helpers import partition_store
 
 CHECKS = [FlightsMetricSuite, FlightDelaysMatchTimes]
 
 
 def test_incremental_examples_read_each_day_once(spark, warehouse, tmp_path):
-    engine = sa.create_engine(f"sqlite:///{tmp_path / 'dq.db'}")
-    migrate(engine)
-    store = PartitionStore(engine, tmp_path / "states")
+    store = partition_store(tmp_path)
     flights = len(pd.read_parquet(warehouse.root / "lake" / "flights"))
     scratch = evaluate_checks(CHECKS, spark=spark, now=NOW, full=True)
     first = evaluate_checks(CHECKS, spark=spark, now=NOW, partitions=store)
