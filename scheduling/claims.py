@@ -218,8 +218,8 @@ def _claim_of(row: sa.RowMapping) -> Claim:
     return Claim(
         state,
         row["check_name"],
-        as_utc(row["window_start"]),  # type: ignore[arg-type]
-        as_utc(row["window_end"]),  # type: ignore[arg-type]
+        as_utc(row["window_start"]),
+        as_utc(row["window_end"]),
         row["holder"],
         row["run_id"],
         outcome_status=row["outcome_status"],

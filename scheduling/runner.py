@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from checkers.outcome import CheckOutcome
 from checks import QualityCheck, registered
@@ -18,6 +19,9 @@ from scheduling.tick.readiness import Readiness
 from scheduling.tick.report import Progress, RunReport, quiet
 from scheduling.windows import Window
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
 __all__ = ["RunReport", "WindowResults", "due", "run_check", "run_checks", "run_due", "run_window"]
 
 
@@ -27,7 +31,7 @@ def run_checks(
     now: dt.datetime,
     settings: Settings,
     windows: Sequence[Window] = (),
-    spark: object | None = None,
+    spark: SparkSession | None = None,
     problems: Sequence[DefinitionProblem] = (),
     retry_errors: bool = False,
     retry_after_s: float | None = None,
@@ -64,7 +68,7 @@ def run_due(
     *,
     settings: Settings,
     checks: Sequence[type[QualityCheck]] | None = None,
-    spark: object | None = None,
+    spark: SparkSession | None = None,
     problems: Sequence[DefinitionProblem] = (),
     progress: Progress = quiet,
 ) -> RunReport:
@@ -81,7 +85,7 @@ def run_check(
     *,
     now: dt.datetime | None = None,
     settings: Settings | None = None,
-    spark: object | None = None,
+    spark: SparkSession | None = None,
 ) -> CheckOutcome:
     """Run one check whatever its clock says: evaluate, record, alert. Settings default to the
     environment's, `now` to the current time."""

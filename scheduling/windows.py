@@ -59,7 +59,7 @@ def _floor(moment: dt.datetime, tick: dt.timedelta) -> dt.datetime:
 def last_window_ends(engine: Engine) -> dict[str, dt.datetime]:
     with engine.connect() as connection:
         rows = connection.execute(sa.select(scheduler_windows)).all()
-    return {name: as_utc(end) for name, end in rows}  # type: ignore[misc]
+    return {name: as_utc(end) for name, end in rows}
 
 
 def remember_window_ends(engine: Engine, names: Sequence[str], end: dt.datetime) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Callable
+from typing import overload
 
 from sqlalchemy.engine import Connection, Engine
 
@@ -13,6 +14,14 @@ from sqlalchemy.engine import Connection, Engine
 def utc_now() -> dt.datetime:
     """The one place that asks the system clock; everything else takes `now`."""
     return dt.datetime.now(dt.UTC)
+
+
+@overload
+def as_utc(value: dt.datetime) -> dt.datetime: ...
+@overload
+def as_utc(value: None) -> None: ...
+@overload
+def as_utc(value: dt.datetime | None) -> dt.datetime | None: ...
 
 
 def as_utc(value: dt.datetime | None) -> dt.datetime | None:

@@ -93,5 +93,5 @@ def day_one_points(
         metrics, _ = metrics_from_states([analyzer], [states])
         value = metrics[analyzer].value
         if metrics[analyzer].ok and isinstance(value, int | float):
-            points.append(SeriesPoint(as_utc(time), float(value)))  # type: ignore[arg-type]
+            points.append(SeriesPoint(as_utc(time), float(value)))
     return points

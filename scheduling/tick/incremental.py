@@ -195,9 +195,8 @@ def prepare(
 
 
 def _latest_schema(known: Iterable[Known]) -> str | None:
-    dated = [k for k in known if k.data_schema and k.updated_at is not None]
-    latest = max(dated, key=lambda k: k.updated_at, default=None)  # type: ignore[arg-type,return-value]
-    return latest.data_schema if latest else None
+    dated = [(k.updated_at, k.data_schema) for k in known if k.data_schema and k.updated_at]
+    return max(dated, key=lambda pair: pair[0])[1] if dated else None
 
 
 def plan_for(

@@ -10,6 +10,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from alerting import EscalationPolicy, deliver_pending
 from alerting.pipeline import open_incident_levels
@@ -40,6 +41,9 @@ from scheduling.tick.report import Progress, RunReport, quiet
 from scheduling.tick.retry import last_statuses, to_retry
 from scheduling.windows import Window, due_windows, last_window_ends, remember_window_ends
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
 log = logging.getLogger(__name__)
 
 
@@ -58,7 +62,7 @@ class TickRequest:
     #: Seconds before an ERROR outcome is evaluated once more in this tick (None: never);
     #: a check whose incident is already open is not retried (scheduling/tick/retry.py).
     retry_after_s: float | None = None
-    spark: object | None = None
+    spark: SparkSession | None = None
     progress: Progress = quiet
 
 
@@ -161,11 +165,13 @@ def load_sources(state: TickState) -> None:
     state.evaluation = _loaded(state, state.checks, state.request.spark)
 
 
-def _loaded(state: TickState, checks: Sequence[type[QualityCheck]], spark: object) -> Evaluation:
+def _loaded(
+    state: TickState, checks: Sequence[type[QualityCheck]], spark: SparkSession | None
+) -> Evaluation:
     settings = state.settings
     evaluation = prepare(
         checks,
-        spark=spark,  # type: ignore[arg-type]
+        spark=spark,
         now=state.now,
         deadline_s=settings.source_deadline_s,
         partitions=settings.partition_store(),

@@ -85,7 +85,7 @@ def _later_verdict(engine: Engine, asset: str, end: dt.datetime) -> bool | None:
         row = connection.execute(
             sa.select(readiness.c.ready, readiness.c.window_end).where(readiness.c.asset == asset)
         ).first()
-    later = row is not None and as_utc(row.window_end) > end  # type: ignore[operator]
+    later = row is not None and as_utc(row.window_end) > end
     return bool(row.ready) if later and row is not None else None
 
 
@@ -224,7 +224,7 @@ def is_ready(engine: Engine, asset: str, *, at: dt.datetime | None = None) -> bo
     if row is None or not row.ready:
         return False
     end = as_utc(row.window_end)
-    if at is not None and end < as_utc(at):  # type: ignore[operator]
+    if at is not None and end < as_utc(at):
         return False
     marker_end = window_end(read_marker(row.marker)) if row.marker else end
-    return marker_end is not None and marker_end >= end  # type: ignore[operator]
+    return marker_end is not None and marker_end >= end
