@@ -37,7 +37,7 @@ from tests.alerting.servers import (
     SlackStandIn,
     loopback_receivers_toml,
 )
-from tests.polling import wait_for
+from tests.polling import wait_for, wait_until_set
 
 W, E = AlertLevel.WARNING, AlertLevel.ERROR
 POLICY = EscalationPolicy(
@@ -146,7 +146,7 @@ def two_deliverers(
         gate = slack.gates.add("chat.postMessage:after")  # one deliverer stops mid-post
         processes = [start_deliver(env, T0), start_deliver(env, T0)]
         try:
-            wait_for(gate.reached.is_set, "a held post")
+            wait_until_set(gate.reached, "a held post")
             wait_for(lambda: len(slack.messages) >= 2, "the other deliverer posting meanwhile")
         except AssertionError as exc:
             gate.release.set()

@@ -15,7 +15,7 @@ from tests.alerting.conftest import T0
 from tests.alerting.deliverers import database, deliverer_env, start_deliver
 from tests.alerting.scenarios import incidents, rows
 from tests.alerting.servers import loopback_receivers_toml
-from tests.polling import wait_for
+from tests.polling import wait_until_set
 
 COUNT = 40
 
@@ -35,7 +35,8 @@ def test_two_deliverers_300_s_apart_send_nothing_twice(
             (tmp_path / "dq.toml").write_text(loopback_receivers_toml(http, port, timeout_s=110))
             held = [mailbox.gates.add("DATA"), pagerduty.gates.add("enqueue:after")]
             live = start_deliver(env, T0)
-            wait_for(lambda: all(g.reached.is_set() for g in held), "the live deliverer held")
+            for gate in held:
+                wait_until_set(gate.reached, "the live deliverer held")
             backfill = start_deliver(env, T0 + dt.timedelta(seconds=300))
             _, err = backfill.communicate(timeout=120)
             assert backfill.returncode == 0, err

@@ -18,7 +18,7 @@ from alerting.tables import notifications
 from checkers.project_db import as_utc
 from tests.alerting.conftest import T0
 from tests.alerting.scenarios import incidents, slack_429_storm
-from tests.polling import wait_for
+from tests.polling import wait_for, wait_until_set
 
 TICK = dt.timedelta(minutes=15)
 
@@ -101,7 +101,7 @@ def test_a_held_email_delays_neither_slack_nor_pagerduty(engine, receivers, slac
     incidents(engine, 1)
     run = threading.Thread(target=deliver_pending, args=(engine, receivers, T0))
     run.start()
-    wait_for(gate.reached.is_set, "the held mail")
+    wait_until_set(gate.reached, "the held mail")
     wait_for(lambda: len(slack.roots()) == len(pagerduty.events) == 1, "Slack and PagerDuty")
     gate.release.set()
     run.join(timeout=30)
@@ -129,7 +129,7 @@ def test_one_receiver_gets_at_most_its_budget_per_run(engine, receivers, slack):
         kwargs={"retry": policy, "clock": clock},
     )
     run.start()
-    wait_for(gate.reached.is_set, "the first post")
+    wait_until_set(gate.reached, "the first post")
     clock.now = policy.budget_s  # the budget runs out while the post is held
     gate.release.set()
     run.join(timeout=30)

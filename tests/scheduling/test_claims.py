@@ -20,7 +20,7 @@ from checkers.project_db import utc_now
 from scheduling.claims import ClaimState, claim, hold_windows, mark_done, reopen_errored
 from scheduling.schema import project_database
 from scheduling.tables import claims
-from tests.polling import wait_for
+from tests.polling import wait_for, wait_for_line
 from tests.scheduling.databases import KINDS, fresh_database
 
 START = dt.datetime(2026, 11, 22, 6, 45, 0, 123456, tzinfo=dt.UTC)  # microseconds key claims
@@ -165,14 +165,15 @@ def test_heartbeat_keeps_a_live_holder_and_a_killed_holders_lease_expires(kind, 
     lease = dt.timedelta(seconds=1.5)
     with fresh_database(kind, tmp_path) as url:
         engine = project_database(url)
-        ready = tmp_path / "ready"
         holder = subprocess.Popen(
-            [sys.executable, "-m", "tests.scheduling.claim_holder", url, str(ready), "1.5"],
+            [sys.executable, "-m", "tests.scheduling.claim_holder", url, "1.5"],
             env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
             stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
         )
         try:
-            wait_for(ready.exists, "the holder to claim")
+            assert holder.stdout is not None
+            wait_for_line(holder.stdout, "the holder to claim", timeout=60)
             first = _lease_until(url)
             # past the first lease: the heartbeat has renewed it, so the window is still held
             wait_for(lambda: utc_now() > first + dt.timedelta(seconds=0.5), "the first lease")
