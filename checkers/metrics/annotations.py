@@ -136,8 +136,7 @@ def load_periods(connection: Connection, check: str) -> tuple[Period, ...]:
         .order_by(p.c.id)
     )
     return tuple(
-        Period(kind, as_utc(starts), as_utc(ends), note)
-        for kind, starts, ends, note in rows
+        Period(kind, as_utc(starts), as_utc(ends), note) for kind, starts, ends, note in rows
     )
 
 
