@@ -13,14 +13,21 @@ from pyspark.sql import SparkSession
 
 from checkers.consistency import normalise
 from checkers.consistency.normalise import Kind
-from checkers.consistency.sides import Unsupported
+from checkers.consistency.sides import KeyPlan, Unsupported
 from checkers.consistency.sql_questions import SqlQuestions
 from checkers.parsers._base import SourceError
 from checkers.parsers.jdbc import JdbcParser
 
 
 class JdbcSide(SqlQuestions):
-    """The rows a `JdbcParser` reads, compared where they live (PostgreSQL, MariaDB/MySQL)."""
+    """The rows a `JdbcParser` reads, compared where they live (PostgreSQL, MariaDB/MySQL).
+
+    Each statement costs Spark's JDBC source three connections (the schema when the read is
+    defined, again at its first action, then the rows), so questions are saved: whether the key
+    is unique comes with the bounds (the data's, not a constraint's) rather than from a search
+    for duplicates."""
+
+    counts_distinct = True
 
     def __init__(self, parser: JdbcParser, role: str) -> None:
         super().__init__()
@@ -67,6 +74,9 @@ class JdbcSide(SqlQuestions):
             raise
         except Exception as exc:
             raise self.parser.failure(exc) from exc
+
+    def has_unique_key(self, key: KeyPlan) -> bool:
+        return self.unique_in_data
 
     def kinds(self) -> dict[str, Kind]:
         # The schema only: Spark asks the database for it with a query that reads no row. With

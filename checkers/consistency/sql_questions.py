@@ -103,14 +103,27 @@ class SqlQuestions(sides.Side):
             for c, kind in zip(plan.columns, plan.kinds, strict=True)
         ]
 
+    #: Whether `bounds` also counts distinct positions, so that `unique_in_data` can answer
+    #: whether the key is unique without a question of its own.
+    counts_distinct = False
+    unique_in_data = False
+
     def bounds(self, key: KeyPlan) -> sides.Bounds:
         position, keyed = self._position(key), self._keyed(key)
+        # Distinct positions equal to keyed rows: no key twice (two keys sharing a hashed
+        # position only ever lower the count, so a collision never hides a duplicate).
+        distinct = (
+            f", count(DISTINCT CASE WHEN {keyed} THEN {position} END) AS dq_distinct"
+            if self.counts_distinct
+            else ""
+        )
         statement = (
             f"SELECT min(CASE WHEN {keyed} THEN {position} END) AS dq_lo,"
             f" max(CASE WHEN {keyed} THEN {position} END) AS dq_hi, count(*) AS dq_n,"
-            f" count(CASE WHEN {keyed} THEN 1 END) AS dq_keyed FROM {self._source()}"
+            f" count(CASE WHEN {keyed} THEN 1 END) AS dq_keyed{distinct} FROM {self._source()}"
         )
-        low, high, rows, with_key = self._execute(statement + self._where())[0]
+        low, high, rows, with_key, *counted = self._execute(statement + self._where())[0]
+        self.unique_in_data = bool(counted) and int(counted[0]) == int(with_key)
         return sides.Bounds(
             sides.as_int(low), sides.as_int(high), int(rows), int(rows) - int(with_key)
         )
