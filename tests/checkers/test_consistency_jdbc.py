@@ -5,6 +5,7 @@ text and composite keys find exactly the planted differences in PostgreSQL, Mari
 from __future__ import annotations
 
 import datetime as dt
+import socket
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -247,3 +248,22 @@ def test_text_and_composite_keys_find_exactly_the_planted_differences(
     lake_checker = ConsistencyChecker(SqlTable(postgres, "flights"), lake, key=key, **TIGHT)
     assert _found(lake_checker, key) == _expected(LAKE, key)
     assert lake_checker.comparison is not None and lake_checker.comparison.levels > 1
+
+
+def test_an_unreachable_jdbc_side_is_an_error_without_its_secret(
+    monkeypatch: pytest.MonkeyPatch, flights: tuple[str, str, DataFrame]
+) -> None:
+    _, _, lake = flights
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("DQ_TEST_OPS_PASSWORD", "s3cret-not-shown")
+    parser = JdbcParser(
+        f"postgresql+psycopg://dq@127.0.0.1:{port}/ops",
+        table="flights",
+        password_env="DQ_TEST_OPS_PASSWORD",
+    )
+    result = ConsistencyChecker(parser, lake, key="code").run()
+    assert result.failing == 0 and result.error is not None
+    assert f"JDBC table flights on jdbc:postgresql://127.0.0.1:{port}/ops" in result.error
+    assert "s3cret-not-shown" not in result.error
