@@ -228,6 +228,7 @@ def _found(checker: ConsistencyChecker, key: list[str]) -> set[tuple[object, ...
     }
 
 
+@pytest.mark.connect  # the JDBC statements are read by the Connect server (tests/connect_paths.py)
 @pytest.mark.parametrize(
     "key", [["code"], ["carrier", "day", "flight"]], ids=["text key", "composite key"]
 )
