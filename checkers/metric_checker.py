@@ -45,7 +45,8 @@ class MetricChecker(Checker):
 
     With `segment_by` (columns), every constraint is judged for each segment (each value of
     those columns) instead of the whole; failing elements are (segment, constraint) pairs. At
-    most `max_segments` segments: beyond, the checker is an error.
+    most `max_segments` segments: beyond, the checker is an error. Each segment has its own
+    history: `has_no_anomalies` judges a segment against that segment's earlier runs.
     """
 
     def __init__(
@@ -79,8 +80,6 @@ class MetricChecker(Checker):
         self.max_segments = max_segments
         if missing := [c for c in self.segment_by if c not in dataset.columns]:
             raise ValueError(f"segment_by names columns the data lacks: {missing}")
-        if self.segment_by and history is not None:
-            raise ValueError("segment_by has no metric history yet: drop history= or segment_by=")
 
     def incremental_problem(self, partition_columns: Sequence[str]) -> str | None:
         if self.segment_by:

@@ -1,5 +1,7 @@
 """Judging a MetricChecker's constraints per segment: one segmented engine run, then every
-constraint on every segment's metrics; a failing element is a (segment, constraint) pair."""
+constraint on every segment's metrics; a failing element is a (segment, constraint) pair. With a
+metric history, each segment has its own: its metrics are saved under its tag, and its anomaly
+constraints judge against its own earlier runs."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import TYPE_CHECKING
 from checkers.checker import CheckerResult
 from checkers.metrics import Analyzer, Metric, Size, run_analysis
 from checkers.metrics.constraints import ConstraintStatus
-from checkers.metrics.verification import evaluate_check
+from checkers.metrics.verification import VerificationResult, evaluate_check, worst_status
 from checkers.outcome import json_safe
 
 if TYPE_CHECKING:
@@ -41,8 +43,12 @@ def judge_segments(checker: MetricChecker) -> CheckerResult:
             a: metrics.get(a) or Metric(a, error=f"{a!r}: not computed per segment")
             for a in analyzers
         }
-        for check in checker.checks:
-            for outcome in evaluate_check(check, judged).constraint_results:
+        history = checker.history.for_segment(label) if checker.history is not None else None
+        results = [evaluate_check(check, judged, history) for check in checker.checks]
+        if history is not None and history.save:
+            history.record(VerificationResult(worst_status(results), results, judged))
+        for result_of_check in results:
+            for outcome in result_of_check.constraint_results:
                 name = f"{outcome.constraint.name} [{label}]"
                 values[name] = json_safe(outcome.value)
                 if outcome.status is ConstraintStatus.FAILURE:

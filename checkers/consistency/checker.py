@@ -1,4 +1,4 @@
-"""`ConsistencyChecker`: two sources compared by an integer key with the work pushed into each
+"""`ConsistencyChecker`: two sources compared by a key with the work pushed into each
 engine (see hashdiff). Its elements are keys; a key missing on one side, a row whose columns
 differ, or a key occurring more than once is a failing element, so tolerances, levels, samples,
 failing keys and KnownBroken keys work as for every other checker."""
@@ -21,21 +21,26 @@ from checkers.consistency.hashdiff import (
     Comparison,
     compare,
 )
+from checkers.consistency.jdbc_side import JdbcSide
 from checkers.consistency.normalise import Rules
-from checkers.consistency.sides import Side
+from checkers.consistency.sides import Key, Side
 from checkers.consistency.spark_side import SparkSide
 from checkers.consistency.sql_side import SqlSide, SqlTable
 from checkers.metrics import Analyzer, Metric
+from checkers.parsers._base import Parser
+from checkers.parsers.jdbc import JdbcParser
 from checkers.row_checkers import RowPredicateChecker
 from checkers.spark import spark_session
 from checkers.tolerances import KnownBroken
 
-Source = SqlTable | DataFrame | Side
+Source = SqlTable | JdbcParser | DataFrame | Side
 
 
 class ConsistencyChecker(RowPredicateChecker):
-    """`left` and `right` (each a `SqlTable` compared inside its database, or a DataFrame
-    compared in Spark) must hold the same rows by `key`, an integer column. `columns` are
+    """`left` and `right` (each a `SqlTable` or a `JdbcParser`, compared inside its database, or
+    a DataFrame compared in Spark) must hold the same rows by `key`: one column or several, of
+    any kind but float (one integer column places rows by itself; any other key by a hash of
+    its canonical texts, the same in every engine). `columns` are
     compared (default: every column both sides have); floats within `float_tolerance` are
     equal. Ranges of keys are checksummed on each side and split `bisection_factor` ways where
     the checksums differ (the first level cuts the key range into at most `first_level_cells`);
@@ -51,7 +56,7 @@ class ConsistencyChecker(RowPredicateChecker):
         left: Source,
         right: Source,
         *,
-        key: str,
+        key: str | Sequence[str],
         columns: Sequence[str] | None = None,
         float_tolerance: float = Rules.float_tolerance,
         trim_trailing_spaces: bool = True,
@@ -60,8 +65,8 @@ class ConsistencyChecker(RowPredicateChecker):
         first_level_cells: int = FIRST_LEVEL_CELLS,
         name: str | None = None,
     ) -> None:
-        if not isinstance(key, str):
-            raise ValueError("the consistency checker compares on one integer key: key='id'")
+        if not key or (not isinstance(key, str) and not all(isinstance(k, str) for k in key)):
+            raise ValueError("key names the key's column or columns: key='id' or ['a', 'b']")
         if bisection_factor < 2 or bisection_threshold < 1:
             raise ValueError(
                 "bisection_factor must be at least 2 and bisection_threshold at least 1"
@@ -87,10 +92,14 @@ class ConsistencyChecker(RowPredicateChecker):
         return SparkSession.getActiveSession() or spark_session()
 
     def frame(self) -> DataFrame:
+        spark = self._spark()
+        for side in (self.left, self.right):
+            if isinstance(side, JdbcSide):
+                side.spark = spark
         comparison = compare(
             self.left,
             self.right,
-            self.key[0],
+            self.key,
             self.columns,
             self.rules,
             factor=self.factor,
@@ -99,9 +108,10 @@ class ConsistencyChecker(RowPredicateChecker):
         )
         self.comparison = comparison
         rows = [tuple(row.values()) for row in self.differences()]
-        name = self.key[0].replace("`", "``")
-        schema = f"`{name}` BIGINT, difference STRING, columns STRING, left STRING, right STRING"
-        return self._spark().createDataFrame(rows, schema)
+        key_type = "STRING" if comparison.hashed else "BIGINT"
+        keys = ", ".join(f"`{name.replace('`', '``')}` {key_type}" for name in self.key)
+        schema = f"{keys}, difference STRING, columns STRING, left STRING, right STRING"
+        return spark.createDataFrame(rows, schema)
 
     def differences(self) -> list[dict[str, object]]:
         """The last run's differences, one row each: the key, which difference, the columns
@@ -110,7 +120,7 @@ class ConsistencyChecker(RowPredicateChecker):
             return []
         return [
             {
-                self.key[0]: d.key,
+                **self._key_values(d.key),
                 "difference": d.kind,
                 "columns": ", ".join(d.columns) or None,
                 "left": _json(d.left),
@@ -118,6 +128,11 @@ class ConsistencyChecker(RowPredicateChecker):
             }
             for d in self.comparison.differences
         ]
+
+    def _key_values(self, key: Key) -> dict[str, object]:
+        if isinstance(key, tuple):
+            return dict(zip(self.key, key, strict=True))
+        return {self.key[0]: key}
 
     def condition(self, frame: DataFrame) -> Column:
         return F.lit(False)  # every row of the differences is a failing element
@@ -167,12 +182,19 @@ def _json(values: dict[str, object] | None) -> str | None:
     return None if values is None else json.dumps(values, ensure_ascii=False, default=str)
 
 
-def as_side(source: SqlTable | DataFrame | Side, role: str) -> Side:
+def as_side(source: Source, role: str) -> Side:
     if isinstance(source, Side):
         source.role = role
         return source
     if isinstance(source, SqlTable):
         return SqlSide(source, role)
+    if isinstance(source, JdbcParser):
+        return JdbcSide(source, role)
+    if isinstance(source, Parser):
+        raise ValueError(
+            f"the {role} side is a {type(source).__name__}: give its DataFrame (compared in "
+            "Spark), or for a database table a SqlTable or a JdbcParser (compared inside it)"
+        )
     if isinstance(source, DataFrame) or hasattr(source, "schema"):
         return SparkSide(source, role)
     raise ValueError(

@@ -1,11 +1,12 @@
-"""The comparison: key ranges are cut into cells on a grid; each side counts and checksums its rows
+"""The comparison: positions are cut into cells on a grid; each side counts and checksums its rows
 per cell in its own engine; cells whose numbers differ are cut `factor` times finer, level by
-level, until they hold at most `threshold` rows (or one key); only then are their rows fetched and
-compared column by column. With d differing rows in n, about d x threshold rows move, not n.
+level, until they hold at most `threshold` rows (or one position); only then are their rows
+fetched and compared column by column. With d differing rows in n, about d x threshold rows move.
 
-Keys must be integers: an integer range means the same rows in every engine, where text ranges
-would follow each database's collation. Duplicated keys are looked for (unless the database
-guarantees uniqueness) and reported on their own, never hidden in a checksum."""
+A row's position is its key when the key is one integer column, else a number from the md5 of the
+key's canonical texts: the same rows in every engine either way, where ranges of text would follow
+each database's collation. Duplicated keys are looked for (unless the database guarantees
+uniqueness) and reported on their own, never hidden in a checksum."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from checkers.consistency.sides import (
     ALL,
     Cell,
     Fetched,
+    Key,
+    KeyPlan,
     Range,
     RowPlan,
     Selection,
@@ -46,7 +49,7 @@ KINDS = (MISSING_IN_LEFT, MISSING_IN_RIGHT, DIFFERING, DUPLICATE_KEY)
 
 @dataclass(frozen=True)
 class Difference:
-    key: int
+    key: Key
     kind: str
     columns: tuple[str, ...] = ()
     left: dict[str, object] | None = None
@@ -71,6 +74,8 @@ class Comparison:
     rows_fetched: tuple[int, int] = (0, 0)
     queries: tuple[int, int] = (0, 0)
     only_in: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    #: Whether rows were placed by a hash of their key (a text or composite key).
+    hashed: bool = False
 
     def count(self, kind: str) -> int:
         return sum(1 for d in self.differences if d.kind == kind)
@@ -88,9 +93,25 @@ def _column(kinds: dict[str, Kind], name: str) -> str | None:
     return folded[0] if len(folded) == 1 else None
 
 
+def _check_key_kinds(name: str, left: Kind, right: Kind) -> None:
+    """Keys are matched by their canonical texts (and placed by them when hashed): both sides
+    need the same kind, and a kind whose values are equal exactly."""
+    if left != right:
+        raise ValueError(
+            f"key column {name!r} is {left} on the left and {right} on the right: keys are "
+            "matched by their canonical texts, so both sides need the same kind; cast one side "
+            "(a view or a query)"
+        )
+    if is_unsupported(left) or left == "float":
+        raise ValueError(
+            f"key column {name!r} cannot be a key across stores: "
+            + (str(left) if is_unsupported(left) else "floats are equal within a tolerance")
+        )
+
+
 @dataclass(frozen=True)
 class _Plans:
-    key: tuple[str, str]
+    key: tuple[KeyPlan, KeyPlan]
     names: tuple[str, ...]
     left: RowPlan
     right: RowPlan
@@ -104,28 +125,28 @@ class _Plans:
 def plan_columns(
     sides: tuple[Side, Side],
     kinds: tuple[dict[str, Kind], dict[str, Kind]],
-    key: str,
+    key: Sequence[str],
     columns: Sequence[str] | None,
     rules: Rules,
 ) -> _Plans:
     """Match the two sides' columns (case-insensitively) and agree on each one's kind; a key or
     column missing on a side, or kinds that cannot be compared, is a ValueError saying which."""
     left, right = sides
-    found_keys = [_column(k, key) for k in kinds]
-    for side, found in zip(sides, found_keys, strict=True):
-        if found is None:
-            raise ValueError(
-                f"key column {key!r} is missing on the {side.role} ({side.describe()})"
-            )
-    key_kinds = [k[f] for k, f in zip(kinds, found_keys, strict=True)]  # type: ignore[index]
-    if any(kind != "integer" for kind in key_kinds):
-        raise ValueError(
-            f"key column {key!r} is {key_kinds[0]} on the left and {key_kinds[1]} on the right: "
-            "the consistency checker compares ranges of integer keys, which hold the same rows "
-            "in every engine (text sorts by each database's collation). Compare on an integer "
-            "key, or use PredicateDoubleDatasetsChecker"
-        )
-    lk, rk = (set(k) - {f} for k, f in zip(kinds, found_keys, strict=True))
+    found_keys: tuple[list[str], list[str]] = ([], [])
+    for name in key:
+        for side, side_kinds, found in zip(sides, kinds, found_keys, strict=True):
+            column = _column(side_kinds, name)
+            if column is None:
+                raise ValueError(
+                    f"key column {name!r} is missing on the {side.role} ({side.describe()})"
+                )
+            found.append(column)
+    key_kinds = tuple(
+        tuple(k[c] for c in found) for k, found in zip(kinds, found_keys, strict=True)
+    )
+    for name, a, b in zip(key, *key_kinds, strict=True):
+        _check_key_kinds(name, a, b)
+    lk, rk = (set(k) - set(f) for k, f in zip(kinds, found_keys, strict=True))
     if columns is None:
         names = [c for c in kinds[0] if c in lk and _column(kinds[1], c) in rk]
     else:
@@ -156,11 +177,14 @@ def plan_columns(
             )
     paired = {p for pair in pairs for p in pair}
     only = tuple(
-        tuple(c for c in k if c not in paired and c != f)
+        tuple(c for c in k if c not in paired and c not in f)
         for k, f in zip(kinds, found_keys, strict=True)
     )
     return _Plans(
-        key=(found_keys[0], found_keys[1]),  # type: ignore[arg-type]
+        key=(
+            KeyPlan(tuple(found_keys[0]), key_kinds[0], rules),
+            KeyPlan(tuple(found_keys[1]), key_kinds[1], rules),
+        ),
         names=tuple(names),
         left=RowPlan(tuple(a for a, _ in pairs), tuple(agreed), rules),
         right=RowPlan(tuple(b for _, b in pairs), tuple(agreed), rules),
@@ -181,7 +205,7 @@ def _merged(ranges: Iterable[Range]) -> list[Range]:
 def compare(
     left: Side,
     right: Side,
-    key: str,
+    key: Sequence[str],
     columns: Sequence[str] | None,
     rules: Rules,
     *,
@@ -192,7 +216,9 @@ def compare(
     with opened(left, right) as pair:
         kinds = pair.both(lambda side, _: side.kinds())
         plans = plan_columns((left, right), kinds, key, columns, rules)
-        comparison = Comparison(columns=plans.names, only_in=plans.only_in)
+        comparison = Comparison(
+            columns=plans.names, only_in=plans.only_in, hashed=plans.key[0].hashed
+        )
         bounds = pair.both(lambda side, i: side.bounds(plans.key[i]))
         comparison.rows = (bounds[0].rows, bounds[1].rows)
         comparison.null_keys = (bounds[0].null_keys, bounds[1].null_keys)
@@ -207,14 +233,14 @@ def compare(
         return comparison
 
 
-def _duplicates(pair: Pair, plans: _Plans, comparison: Comparison) -> set[int]:
+def _duplicates(pair: Pair, plans: _Plans, comparison: Comparison) -> set[Key]:
     """Keys held more than once. A side is searched only when neither side's engine guarantees
     a unique key: facing a unique side, a key held twice makes its cell's count differ, so the
     bisection reaches it and `_compare_rows` reports and counts it, without a scan of its own."""
     unique = pair.both(lambda side, i: side.has_unique_key(plans.key[i]))
     comparison.searched = (not any(unique),) * 2
 
-    def duplicates(side: Side, index: int) -> tuple[int, dict[int, int]]:
+    def duplicates(side: Side, index: int) -> tuple[int, dict[Key, int]]:
         return side.duplicates(plans.key[index]) if not any(unique) else (0, {})
 
     found = pair.both(duplicates)
@@ -239,7 +265,7 @@ def _bisect(
     pair: Pair,
     plans: _Plans,
     comparison: Comparison,
-    duplicated: set[int],
+    duplicated: set[Key],
     bounds: tuple[int, int],
     factor: int,
     threshold: int,
@@ -277,7 +303,7 @@ def _cells(
 
 
 def _compare_rows(
-    pair: Pair, plans: _Plans, comparison: Comparison, duplicated: set[int], selected: Selection
+    pair: Pair, plans: _Plans, comparison: Comparison, duplicated: set[Key], selected: Selection
 ) -> None:
     fetched = pair.both(lambda side, i: side.rows(plans.key[i], plans.sides[i], selected))
     rows = (_by_key(fetched[0]), _by_key(fetched[1]))
@@ -332,8 +358,8 @@ def _count_duplicate(comparison: Comparison, held: tuple[bool, bool]) -> None:
     )
 
 
-def _by_key(rows: list[Fetched]) -> dict[int, list[Fetched]]:
-    grouped: dict[int, list[Fetched]] = {}
+def _by_key(rows: list[Fetched]) -> dict[Key, list[Fetched]]:
+    grouped: dict[Key, list[Fetched]] = {}
     for row in rows:
         grouped.setdefault(row.key, []).append(row)
     return grouped

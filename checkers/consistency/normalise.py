@@ -228,11 +228,26 @@ def sql_row_number(dialect: str, digest: str) -> str:
     raise ValueError(f"unsupported dialect {dialect!r}: use one of {', '.join(DIALECTS)}")
 
 
+def sql_position(dialect: str, digest: str) -> str:
+    """A hashed key's position in [0, 2**56): the first 14 hex digits of its digest, signed."""
+    if dialect in ("mysql", "mariadb"):
+        return f"CAST(CONV(SUBSTRING({digest}, 1, {SUM_DIGITS}), 16, 10) AS SIGNED)"
+    return sql_row_number(dialect, digest)
+
+
 def sql_checksum(dialect: str, digest: str) -> str:
     """An aggregate: the exact sum of the rows' integers (PostgreSQL and MariaDB sum BIGINTs into
     NUMERIC/DECIMAL; SQLite, whose sum() stops at 2**63, gets an exact Python aggregate)."""
     total = "dq_exact_sum" if dialect == "sqlite" else "sum"
     return f"{total}({sql_row_number(dialect, digest)})"
+
+
+#: Session settings the expressions rely on, per dialect (SQLite gets functions instead).
+SESSION_SETTINGS = {
+    "postgresql": ("SET TimeZone TO 'UTC'", "SET DateStyle TO 'ISO'"),
+    "mysql": ("SET time_zone = '+00:00'",),
+    "mariadb": ("SET time_zone = '+00:00'",),
+}
 
 
 def prepare_connection(dialect: str, dbapi_connection: object) -> None:
@@ -242,11 +257,7 @@ def prepare_connection(dialect: str, dbapi_connection: object) -> None:
             dbapi_connection.create_function(name, arity, function, deterministic=True)  # type: ignore[attr-defined]
         dbapi_connection.create_aggregate("dq_exact_sum", 1, ExactSum)  # type: ignore[attr-defined]
         return
-    statements = {
-        "postgresql": ("SET TimeZone TO 'UTC'", "SET DateStyle TO 'ISO'"),
-        "mysql": ("SET time_zone = '+00:00'",),
-        "mariadb": ("SET time_zone = '+00:00'",),
-    }.get(dialect)
+    statements = SESSION_SETTINGS.get(dialect)
     if statements is None:
         raise ValueError(f"unsupported dialect {dialect!r}: use one of {', '.join(DIALECTS)}")
     cursor = dbapi_connection.cursor()  # type: ignore[attr-defined]
@@ -345,6 +356,11 @@ def spark_halves(digest: Column) -> tuple[Column, Column]:
         F.conv(F.substring(digest, start, half), 16, 10).cast("long") for start in (1, 1 + half)
     )
     return first, second
+
+
+def spark_position(digest: Column) -> Column:
+    """`sql_position` in Spark: a long Column."""
+    return F.conv(F.substring(digest, 1, SUM_DIGITS), 16, 10).cast("long")
 
 
 def exact_checksum(high_sum: int, low_sum: int) -> int:

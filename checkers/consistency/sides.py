@@ -1,8 +1,10 @@
 """The two sides of a consistency comparison, each answering in its own engine: a database table
-through SQLAlchemy (PostgreSQL, MariaDB/MySQL, SQLite) or a Spark DataFrame (files, tables, a
-JDBC read). Both answer the same four questions: key bounds, per-cell counts and checksums over
-key ranges, duplicated keys, and the rows of small ranges (the only rows that move). Here: what
-both share; the database side is in sql_side, the Spark side in spark_side."""
+through SQLAlchemy (PostgreSQL, MariaDB/MySQL, SQLite) or through Spark's JDBC source, or a Spark
+DataFrame (files, tables). All answer the same four questions: position bounds, per-cell counts
+and checksums over position ranges, duplicated keys, and the rows of small ranges (the only rows
+that move). A row's position is its key when the key is one integer column, else a number read
+from the md5 of its key's canonical texts (the same in every engine, no collation involved).
+Here: what all share; the database sides are in sql_side and jdbc_side, Spark's in spark_side."""
 
 from __future__ import annotations
 
@@ -14,8 +16,12 @@ from typing import Any
 
 from checkers.consistency.normalise import Kind, Rules
 
-#: A half-open key range [start, stop).
+#: A half-open range of positions [start, stop).
 Range = tuple[int, int]
+#: A key as compared: the integer itself, or the canonical texts of a hashed key's columns.
+Key = int | tuple[str, ...]
+#: Hex digits of a hashed key's md5 read as its position: 56 bits.
+POSITION_DIGITS = 14
 #: A cell's row count and the exact sum of its rows' hash integers.
 Cell = tuple[int, int]
 #: Duplicated keys listed (beyond that, only counted).
@@ -44,6 +50,24 @@ ALL = Selection(None)
 
 
 @dataclass(frozen=True)
+class KeyPlan:
+    """The key on one side: its columns (this side's names) and their kinds. One integer column
+    is its own position; any other key (text, composite) is placed by a hash of its texts."""
+
+    columns: tuple[str, ...]
+    kinds: tuple[Kind, ...]
+    rules: Rules
+
+    @property
+    def hashed(self) -> bool:
+        return not (len(self.columns) == 1 and self.kinds[0] == "integer")
+
+    @property
+    def text_kinds(self) -> list[bool]:
+        return [kind == "text" for kind in self.kinds]
+
+
+@dataclass(frozen=True)
 class Bounds:
     low: int | None
     high: int | None
@@ -55,7 +79,7 @@ class Bounds:
 class Fetched:
     """A row of a small range: its key, each column's canonical text, and float columns' values."""
 
-    key: int
+    key: Key
     texts: tuple[str | None, ...]
     floats: tuple[float | None, ...]
 
@@ -76,25 +100,26 @@ class Side(ABC):
     def kinds(self) -> dict[str, Kind]:
         """Each column's kind (ValueError for a type the comparison cannot normalise)."""
 
-    def has_unique_key(self, key: str) -> bool:
+    def has_unique_key(self, key: KeyPlan) -> bool:
         """True when the engine guarantees `key` is unique (no need to look for duplicates)."""
         return False
 
     @abstractmethod
-    def bounds(self, key: str) -> Bounds: ...
+    def bounds(self, key: KeyPlan) -> Bounds:
+        """The lowest and highest position, the rows, and the rows with a NULL in the key."""
 
     @abstractmethod
     def cells(
-        self, key: str, plan: RowPlan, selected: Selection, low: int, width: int
+        self, key: KeyPlan, plan: RowPlan, selected: Selection, low: int, width: int
     ) -> dict[int, Cell]:
-        """Count and checksum the selected rows by cell `(key - low) div width`."""
+        """Count and checksum the selected keyed rows by cell `(position - low) div width`."""
 
     @abstractmethod
-    def duplicates(self, key: str) -> tuple[int, dict[int, int]]:
+    def duplicates(self, key: KeyPlan) -> tuple[int, dict[Key, int]]:
         """How many keys occur more than once, and up to DUPLICATES_LISTED of them with counts."""
 
     @abstractmethod
-    def rows(self, key: str, plan: RowPlan, selected: Selection) -> list[Fetched]: ...
+    def rows(self, key: KeyPlan, plan: RowPlan, selected: Selection) -> list[Fetched]: ...
 
     @contextmanager
     def session(self) -> Iterator[None]:
@@ -122,9 +147,19 @@ def is_unsupported(kind: object) -> bool:
     return isinstance(kind, Unsupported)
 
 
-def fetched_row(row: Sequence[Any], texts: int) -> Fetched:
+def key_of(values: Sequence[Any], key: KeyPlan) -> Key:
+    """A key as compared, from the leading values of a fetched row (its texts when hashed)."""
+    if key.hashed:
+        return tuple(str(v) for v in values[: len(key.columns)])
+    return int(values[0])
+
+
+def fetched_row(row: Sequence[Any], key: KeyPlan, texts: int) -> Fetched:
+    width = len(key.columns)
     return Fetched(
-        int(row[0]), tuple(row[1 : 1 + texts]), tuple(_float(v) for v in row[1 + texts :])
+        key_of(row, key),
+        tuple(row[width : width + texts]),
+        tuple(_float(v) for v in row[width + texts :]),
     )
 
 

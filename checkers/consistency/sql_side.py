@@ -1,9 +1,10 @@
 """The database side of a consistency comparison: a table compared inside PostgreSQL,
-MariaDB/MySQL or SQLite through SQLAlchemy, within the source deadline."""
+MariaDB/MySQL or SQLite through SQLAlchemy, within the source deadline (the statements are
+sql_questions')."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -13,38 +14,12 @@ import sqlalchemy as sa
 
 from checkers.consistency import normalise
 from checkers.consistency.normalise import Kind
-from checkers.consistency.sides import (
-    DUPLICATES_LISTED,
-    Bounds,
-    Cell,
-    Fetched,
-    Range,
-    RowPlan,
-    Selection,
-    Side,
-    Unsupported,
-    as_int,
-    fetched_row,
-)
+from checkers.consistency.sides import KeyPlan, Unsupported
+from checkers.consistency.sql_questions import SqlQuestions
 from checkers.deadlines import Deadline, current, timed_out
 from checkers.parsers._base import Lazy, SourceError, resolve
 from checkers.parsers._sql_timeouts import engine_within
 from checkers.redaction import redact_url
-
-#: Ranges per statement: long OR lists are slow to plan.
-_RANGES_PER_QUERY = 256
-#: What keeps PostgreSQL from merging the subquery of texts into the query around it, which
-#: would render a text column twice (for its length and its value). Measured at 10M rows,
-#: MariaDB is faster rendering twice than materialising the subquery, so it gets no fence.
-_FENCES = {"postgresql": " OFFSET 0"}
-
-
-def _chunks(selected: Selection) -> Iterator[Sequence[Range] | None]:
-    if selected.ranges is None:
-        yield None
-        return
-    for start in range(0, len(selected.ranges), _RANGES_PER_QUERY):
-        yield selected.ranges[start : start + _RANGES_PER_QUERY]
 
 
 @dataclass(frozen=True)
@@ -67,7 +42,7 @@ class SqlTable:
         return f"table {self.table} on {shown}"
 
 
-class SqlSide(Side):
+class SqlSide(SqlQuestions):
     def __init__(self, table: SqlTable, role: str) -> None:
         super().__init__()
         self.table = table
@@ -133,18 +108,14 @@ class SqlSide(Side):
         schema, dot, name = self.table.table.rpartition(".")
         return (schema or None) if dot else None, name
 
-    @property
-    def _from(self) -> str:
+    def _source(self) -> str:
         schema, name = self._relation
-        quoted_name = (
-            self._quote(name) if schema is None else f"{self._quote(schema)}.{self._quote(name)}"
-        )
-        return quoted_name
+        if schema is None:
+            return self._quote(name)
+        return f"{self._quote(schema)}.{self._quote(name)}"
 
-    def _where(self, *conditions: str) -> str:
-        parts = [f"({self.table.where})"] if self.table.where else []
-        parts += [c for c in conditions if c]
-        return f" WHERE {' AND '.join(parts)}" if parts else ""
+    def _condition(self) -> str | None:
+        return self.table.where
 
     def _execute(self, statement: str) -> list[Any]:
         assert self._connection is not None
@@ -171,93 +142,18 @@ class SqlSide(Side):
                 found[column["name"]] = Unsupported(str(exc))  # type: ignore[assignment]
         return found
 
-    def has_unique_key(self, key: str) -> bool:
+    def has_unique_key(self, key: KeyPlan) -> bool:
         assert self._connection is not None
         schema, name = self._relation
+        columns = list(key.columns)
         with self._reported():
             inspector = sa.inspect(self._connection)
             primary = inspector.get_pk_constraint(name, schema=schema).get("constrained_columns")
-            if self.table.where is None and primary == [key]:
+            if self.table.where is None and primary == columns:
                 return True
             uniques = inspector.get_unique_constraints(name, schema=schema)
             indexes = [i for i in inspector.get_indexes(name, schema=schema) if i.get("unique")]
-        return any(u.get("column_names") == [key] for u in [*uniques, *indexes])
-
-    def bounds(self, key: str) -> Bounds:
-        k = self._quote(key)
-        statement = f"SELECT min({k}), max({k}), count(*), count({k}) FROM {self._from}"
-        low, high, rows, keyed = self._execute(statement + self._where())[0]
-        return Bounds(as_int(low), as_int(high), int(rows), int(rows) - int(keyed))
-
-    def _ranges(self, key: str, ranges: Sequence[Range] | None) -> str:
-        if ranges is None:
-            return ""
-        k = self._quote(key)
-        return "(" + " OR ".join(f"({k} >= {a} AND {k} < {b})" for a, b in ranges) + ")"
-
-    def _texts(self, plan: RowPlan) -> list[str]:
-        return [
-            normalise.sql_text(self._dialect, self._quote(c), kind, plan.rules)
-            for c, kind in zip(plan.columns, plan.kinds, strict=True)
-        ]
-
-    def cells(
-        self, key: str, plan: RowPlan, selected: Selection, low: int, width: int
-    ) -> dict[int, Cell]:
-        k = self._quote(key)
-        dialect = self._dialect
-        texts = [normalise.sql_text(dialect, k, "integer", plan.rules), *self._texts(plan)]
-        text_kinds = [False, *(kind == "text" for kind in plan.kinds)]
-        division = "DIV" if dialect in ("mysql", "mariadb") else "/"
-        cell = f"({k} - {low}) {division} {width}"
-        fence = _FENCES.get(dialect)
-        named = [f"dq_t{n}" for n in range(len(texts))] if fence else texts
-        checksum = normalise.sql_checksum(dialect, normalise.sql_digest(dialect, named, text_kinds))
-
-        def statement(where: str) -> str:
-            if fence is None:
-                source = f"{self._from}{where}"
-                return f"SELECT {cell} AS dq_c, count(*), {checksum} FROM {source} GROUP BY dq_c"
-            # The texts once, in a subquery, and the digest over their names.
-            listed = ", ".join(f"{t} AS {n}" for t, n in zip(texts, named, strict=True))
-            rows = f"SELECT {cell} AS dq_c, {listed} FROM {self._from}{where}{fence}"
-            return f"SELECT dq_c, count(*), {checksum} FROM ({rows}) dq_rows GROUP BY dq_c"
-
-        found: dict[int, Cell] = {}
-        for chunk in _chunks(selected):
-            for number, count, total in self._execute(
-                statement(self._where(self._ranges(key, chunk)))
-            ):
-                found[int(number)] = (int(count), int(total))
-        return found
-
-    def duplicates(self, key: str) -> tuple[int, dict[int, int]]:
-        k = self._quote(key)
-        grouped = (
-            f"SELECT {k} AS k, count(*) AS n FROM {self._from}{self._where(f'{k} IS NOT NULL')} "
-            f"GROUP BY {k} HAVING count(*) > 1"
-        )
-        listed = self._execute(f"{grouped} ORDER BY {k} LIMIT {DUPLICATES_LISTED}")
-        total = len(listed)
-        if total == DUPLICATES_LISTED:
-            total = int(self._execute(f"SELECT count(*) FROM ({grouped}) d")[0][0])
-        return total, {int(k): int(n) for k, n in listed}
-
-    def rows(self, key: str, plan: RowPlan, selected: Selection) -> list[Fetched]:
-        k = self._quote(key)
-        floats = [f"CAST({self._quote(c)} AS {_double(self._dialect)})" for c in plan.float_columns]
-        columns = ", ".join([k, *self._texts(plan), *floats])
-        fetched: list[Fetched] = []
-        texts = len(plan.columns)
-        for chunk in _chunks(selected):
-            statement = f"SELECT {columns} FROM {self._from}{self._where(self._ranges(key, chunk))}"
-            fetched += [fetched_row(row, texts) for row in self._execute(statement)]
-        self.rows_fetched += len(fetched)
-        return fetched
-
-
-def _double(dialect: str) -> str:
-    return {"postgresql": "double precision", "sqlite": "REAL"}.get(dialect, "DOUBLE")
+        return any(u.get("column_names") == columns for u in [*uniques, *indexes])
 
 
 def _reason(exc: Exception) -> str:

@@ -14,7 +14,7 @@ from checkers.metrics._analyzer import Analyzer
 from checkers.metrics._check_core import AnomalySpec
 from checkers.metrics._metric import Metric
 from checkers.metrics.annotations import Feedback, Period, SeriesPoint, load_periods
-from checkers.metrics.repository import MetricsRepository, ResultKey
+from checkers.metrics.repository import SEGMENT_TAG, MetricsRepository, ResultKey
 from checkers.metrics.sensitivity import below_floor, tuned
 
 if TYPE_CHECKING:
@@ -50,6 +50,21 @@ class MetricHistory:
     excluded_when: Callable[[dt.datetime], str | None] | None = field(default=None, compare=False)
     #: Day-one history of a source with a time column (checkers.metrics.time_buckets)
     training: TimeBuckets | None = None
+    #: The segment whose history this is (`for_segment`), else the whole dataset's.
+    segment: str | None = None
+
+    def for_segment(self, label: str) -> MetricHistory:
+        """This history for one segment (`carrier=UA`): its metrics are saved under the
+        segment's tag, and its anomaly constraints judge against that segment's runs only."""
+        tags = {**self.key.tags, SEGMENT_TAG: label}
+        key = ResultKey(self.key.dataset_time, tags)
+        return dataclasses.replace(self, key=key, segment=label, training=None)
+
+    def series_tags(self, tags: Mapping[str, str] | None) -> Mapping[str, str] | None:
+        """The tags a history query asks for: a constraint's own, and this history's segment."""
+        if self.segment is None:
+            return tags
+        return {**(tags or {}), SEGMENT_TAG: self.segment}
 
     def feedback(self) -> Feedback:
         """The check's annotated periods and maintenance windows, read now."""
@@ -118,7 +133,7 @@ def judge_anomaly(
             analyzer,
             source_table=history.source_table,
             before=history.key.dataset_time,
-            tags=spec.tags,
+            tags=history.series_tags(spec.tags),
         )
         judged = Judged(history.key.dataset_time, "earlier runs", "value")
         return _compare(metric, spec, points, judged, history)
@@ -130,7 +145,7 @@ def judge_anomaly(
         analyzer,
         source_table=history.source_table,
         before=judged_at,
-        tags=spec.tags,
+        tags=history.series_tags(spec.tags),
         per_partition=True,
         exclude_partition=partition.partition_id,
     )

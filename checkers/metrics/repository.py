@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 CONSTRAINT_COLUMNS = ("check_name", "check_status", "constraint_name", "constraint_status")
 
 
+#: The tag of a segment's metrics (`MetricChecker(segment_by=...)`): its label, `carrier=UA`.
+SEGMENT_TAG = "dq_segment"
+
+
 @dataclass(frozen=True)
 class ResultKey:
     """When the data is from (not when it was checked), and free-form tags."""
@@ -275,7 +279,13 @@ class MetricsRepository:
             rows = connection.execute(statement).mappings().all()
         wanted = dict(tags or {})
         records = [_record(dict(r)) for r in rows]
-        return [r for r in records if all(r.tags.get(k) == v for k, v in wanted.items())]
+        # A segment's records answer only a query for that segment, never the whole dataset's.
+        return [
+            r
+            for r in records
+            if all(r.tags.get(k) == v for k, v in wanted.items())
+            and (SEGMENT_TAG in wanted or SEGMENT_TAG not in r.tags)
+        ]
 
     def to_pandas(self, **filters: Any):
         """Query results as a pandas DataFrame, one column per tag (for dashboards)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -170,6 +171,51 @@ class JdbcParser(Parser):
             )
         except Exception as exc:
             raise SourceError(self._failure(exc, connection, deadline, secrets)) from exc
+
+    @property
+    def dialect(self) -> str:
+        """The database's SQL dialect: postgresql or mysql (MariaDB too)."""
+        return _jdbc(resolve(self.url)).subprotocol
+
+    def quote(self, name: str) -> str:
+        """`name` as an identifier of the database's SQL."""
+        return _quote(self.dialect, name)
+
+    def relation(self) -> str:
+        """What the parser reads, as SQL a FROM clause takes: the table, or the query in
+        parentheses with an alias."""
+        return self._relation()
+
+    def read_query(
+        self,
+        spark: SparkSession,
+        statement: str,
+        *,
+        session_init: str | None = None,
+        options: Mapping[str, str] | None = None,
+    ) -> DataFrame:
+        """The rows of `statement` (SQL of the database, usually over `relation()`), computed
+        inside the database and read with the parser's credentials and deadline (the JDBC
+        `query` option); `session_init` runs first on each connection; `options` are more of
+        the JDBC source's. Failures are SourceErrors without secrets."""
+        deadline = current(self.deadline_s)
+        connection = _jdbc(resolve(self.url))
+        given = self._options(connection, deadline) | dict(options or {}) | {"query": statement}
+        if session_init:
+            given["sessionInitStatement"] = session_init
+        secrets = [s for s in (connection.password, given.get("password")) if s]
+        try:
+            return _load(spark, given)
+        except Exception as exc:
+            raise SourceError(self._failure(exc, connection, deadline, secrets)) from exc
+
+    def failure(self, exc: Exception) -> SourceError:
+        """An error met reading `read_query`'s rows, as a SourceError without secrets."""
+        deadline = current(self.deadline_s)
+        connection = _jdbc(resolve(self.url))
+        options = self._options(connection, deadline)
+        secrets = [s for s in (connection.password, options.get("password")) if s]
+        return SourceError(self._failure(exc, connection, deadline, secrets))
 
     def _relation(self) -> str:
         if self.table:

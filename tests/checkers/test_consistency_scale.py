@@ -8,10 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import sqlalchemy as sa
 
 from checkers.consistency import ConsistencyChecker, SqlTable
-from tests.scheduling.databases import fresh_database
+from tests.scheduling.databases import fresh_database, run_sql
 
 # A million rows in PostgreSQL and in MariaDB. `make test-fast` skips it.
 pytestmark = pytest.mark.slow
@@ -31,26 +30,18 @@ def pair(tmp_path: Path) -> Iterator[tuple[str, str]]:
         yield postgres, mariadb
 
 
-def _run(url: str, *statements: str) -> None:
-    engine = sa.create_engine(url)
-    with engine.begin() as connection:
-        for statement in statements:
-            connection.exec_driver_sql(statement)
-    engine.dispose()
-
-
 @pytest.mark.postgres
 @pytest.mark.mariadb
 def test_ten_differences_in_a_million_rows_move_under_one_percent(
     pair: tuple[str, str],
 ) -> None:
     postgres, mariadb = pair
-    _run(
+    run_sql(
         postgres,
         "CREATE TABLE t (id bigint PRIMARY KEY, name text, amount double precision)",
         f"INSERT INTO t SELECT g, md5(g::text), g * 0.5 FROM generate_series(1, {ROWS}) g",
     )
-    _run(
+    run_sql(
         mariadb,
         "CREATE TABLE t (id bigint PRIMARY KEY, name varchar(40), amount double)",
         f"INSERT INTO t SELECT seq, md5(seq), seq * 0.5 FROM seq_1_to_{ROWS}",

@@ -38,3 +38,12 @@ def fresh_database(kind: str, directory: Path) -> Iterator[str]:
         with admin.connect() as connection:
             connection.exec_driver_sql(f"DROP DATABASE {name}{force}")
         admin.dispose()
+
+
+def run_sql(url: str, *statements: str) -> None:
+    """Run `statements` in one transaction on the database at `url`."""
+    engine = sa.create_engine(url)
+    with engine.begin() as connection:
+        for statement in statements:
+            connection.exec_driver_sql(statement)
+    engine.dispose()
