@@ -7,7 +7,8 @@ parsers given a schema)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from pyspark.sql import DataFrame
@@ -74,13 +75,17 @@ class RecordedSchema:
     series: str | None = None
     url: str | None = None
 
-    def _engine(self) -> Engine:
+    @contextmanager
+    def _engine(self) -> Iterator[Engine]:
         from checkers.engine_tables import recorded_schemas
         from checkers.project_db import database_engine
 
         engine = database_engine(self.url)
-        recorded_schemas.create(engine, checkfirst=True)  # in the project DB: migration 14
-        return engine
+        try:
+            recorded_schemas.create(engine, checkfirst=True)  # in the project DB: migration 14
+            yield engine
+        finally:
+            engine.dispose()
 
     def previous(self) -> StructType | None:
         """The schema the previous run recorded (None: this is the first run)."""
@@ -88,7 +93,7 @@ class RecordedSchema:
 
         from checkers.engine_tables import recorded_schemas as table
 
-        with self._engine().connect() as connection:
+        with self._engine() as engine, engine.connect() as connection:
             found = connection.execute(
                 sa.select(table.c.data_schema).where(table.c.series == self.series)
             ).scalar_one_or_none()
@@ -102,7 +107,7 @@ class RecordedSchema:
         from checkers.project_db import utc_now
 
         values = {"data_schema": schema.json(), "recorded_at": utc_now()}
-        with self._engine().begin() as connection:
+        with self._engine() as engine, engine.begin() as connection:
             updated = connection.execute(
                 sa.update(table).where(table.c.series == self.series).values(**values)
             )
