@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -116,7 +117,16 @@ def _daily_table(path: Path, days: int, rows: int) -> list[dt.date]:
 
 
 def append_figure(spark, days: int, rows: int) -> str:  # type: ignore[no-untyped-def]
-    """One day appended to `days` daily commits: the incremental run against from scratch."""
+    """One day appended to `days` daily commits: the incremental run against from scratch (the
+    table and its states in a temporary folder, removed after)."""
+    work = Path(tempfile.mkdtemp(prefix="dq-lakehouse-"))
+    try:
+        return _append_in(spark, work, days, rows)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _append_in(spark, work: Path, days: int, rows: int) -> str:  # type: ignore[no-untyped-def]
     import pyarrow as pa
     from deltalake import write_deltalake
 
@@ -124,7 +134,6 @@ def append_figure(spark, days: int, rows: int) -> str:  # type: ignore[no-untype
     from scheduling.tick.evaluate import evaluate_checks
     from scheduling.tick.partition_store import PartitionStore
 
-    work = Path(tempfile.mkdtemp(prefix="dq-lakehouse-"))
     dates = _daily_table(work / "orders", days, rows)
     source = DeltaParser(str(work / "orders"))
 
