@@ -3,6 +3,7 @@ wide table of 50 columns. Generated once under benchmarks/data/ and reused."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -11,7 +12,9 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-DATA = Path(__file__).parent / "data"
+#: Where generated data is cached: `DQ_BENCHMARK_DATA` (large data outside the repository), else
+#: benchmarks/data/ (ignored by git).
+DATA = Path(os.environ.get("DQ_BENCHMARK_DATA") or Path(__file__).parent / "data")
 LINEITEM_SCHEMA = (
     "l_orderkey bigint, l_partkey bigint, l_suppkey bigint, l_linenumber int, "
     "l_quantity double, l_extendedprice double, l_discount double, l_tax double, "
@@ -25,9 +28,10 @@ def _tpchgen() -> str:
     return found
 
 
-def lineitem_files(scale: float) -> dict[str, Path]:
+def lineitem_files(scale: float, formats: tuple[str, ...] = ("csv", "parquet")) -> dict[str, Path]:
     root = DATA / f"sf{scale:g}"
     files = {"csv": root / "csv" / "lineitem.csv", "parquet": root / "parquet" / "lineitem.parquet"}
+    files = {fmt: path for fmt, path in files.items() if fmt in formats}
     for fmt, path in files.items():
         if not path.exists():
             subprocess.run(

@@ -1,17 +1,20 @@
-"""Metrics from metadata on TPC-H lineitem in Parquet and Delta: the metadata-answerable suite
-(Size, Completeness of every column, Minimum/Maximum of three integer columns) and the BASIC
-suite, each with and without metadata answers, against the hand-written `df.agg` of the same
-expressions in the same process. Then an append of one day to a Delta table of a year of daily
-commits: the incremental run (the added file only) against a recomputation from scratch.
+"""Metrics from metadata on TPC-H lineitem in Parquet, Delta and Iceberg: the
+metadata-answerable suite (Size, Completeness of every column, Minimum/Maximum of three integer
+columns) and the BASIC suite, each with and without metadata answers, against the hand-written
+`df.agg` of the same expressions in the same process. Then an append of one day to a Delta table
+of a year of daily commits: the incremental run (the added file only) against a recomputation
+from scratch.
 
     python -m benchmarks.lakehouse                  # SF0.1, a quick table
     python -m benchmarks.lakehouse --scale 1 --runs 3
+    DQ_BENCHMARK_DATA=/data/tpch python -m benchmarks.lakehouse --scale 1   # data kept there
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -31,7 +34,7 @@ from checkers.metrics import (
     Size,
     run_analysis,
 )
-from checkers.parsers import DeltaParser, ParquetParser
+from checkers.parsers import DeltaParser, IcebergParser, ParquetParser
 from checks import QualityCheck
 from checks.incremental import Incremental
 
@@ -55,11 +58,28 @@ def delta_copy(scale: float, parquet: str) -> str:
     return str(target)
 
 
+def iceberg_copy(scale: float, parquet: str) -> IcebergParser:
+    """The same rows in an Iceberg table of a SQL catalog on SQLite, written by pyiceberg."""
+    import pyarrow.parquet as pq
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    root = DATA / f"sf{scale:g}" / "iceberg"
+    root.mkdir(parents=True, exist_ok=True)
+    properties = {"uri": f"sqlite:///{root / 'catalog.db'}", "warehouse": f"file://{root}"}
+    catalog = SqlCatalog("bench", **properties)
+    if not catalog.table_exists("tpch.lineitem"):
+        catalog.create_namespace_if_not_exists("tpch")
+        data = pq.read_table(parquet)
+        catalog.create_table("tpch.lineitem", schema=data.schema).append(data)
+    return IcebergParser("tpch.lineitem", "bench", catalog_properties={"type": "sql", **properties})
+
+
 def suites(spark, scale: float, runs: int) -> str:  # type: ignore[no-untyped-def]
-    parquet = str(lineitem_files(scale)["parquet"])
+    parquet = str(lineitem_files(scale, ("parquet",))["parquet"])
     sources = {
         "Parquet": ParquetParser(parquet),
         "Delta": DeltaParser(delta_copy(scale, parquet)),
+        "Iceberg": iceberg_copy(scale, parquet),
     }
     rows = []
     for suite_name, suite in (("metadata suite", metadata_suite()), ("BASIC", basic_suite())):
@@ -97,7 +117,16 @@ def _daily_table(path: Path, days: int, rows: int) -> list[dt.date]:
 
 
 def append_figure(spark, days: int, rows: int) -> str:  # type: ignore[no-untyped-def]
-    """One day appended to `days` daily commits: the incremental run against from scratch."""
+    """One day appended to `days` daily commits: the incremental run against from scratch (the
+    table and its states in a temporary folder, removed after)."""
+    work = Path(tempfile.mkdtemp(prefix="dq-lakehouse-"))
+    try:
+        return _append_in(spark, work, days, rows)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _append_in(spark, work: Path, days: int, rows: int) -> str:  # type: ignore[no-untyped-def]
     import pyarrow as pa
     from deltalake import write_deltalake
 
@@ -105,7 +134,6 @@ def append_figure(spark, days: int, rows: int) -> str:  # type: ignore[no-untype
     from scheduling.tick.evaluate import evaluate_checks
     from scheduling.tick.partition_store import PartitionStore
 
-    work = Path(tempfile.mkdtemp(prefix="dq-lakehouse-"))
     dates = _daily_table(work / "orders", days, rows)
     source = DeltaParser(str(work / "orders"))
 

@@ -34,6 +34,7 @@ _EXPORTS = {
     "MetricChecker": "checkers.metric_checker",
     "MetricConstraint": "checkers.metric_checker",
     "SchemaChecker": "checkers.schema_checker",
+    "RecordedSchema": "checkers.schema_checker",
 }
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "OffsetPredicateSingleDatasetChecker",
     "PredicateDoubleDatasetsChecker",
     "PredicateSingleDatasetChecker",
+    "RecordedSchema",
     "SchemaChecker",
     "ShareAtMost",
     "SqlTable",
@@ -81,7 +83,7 @@ if TYPE_CHECKING:
         OffsetPredicateSingleDatasetChecker,
         PredicateSingleDatasetChecker,
     )
-    from checkers.schema_checker import SchemaChecker
+    from checkers.schema_checker import RecordedSchema, SchemaChecker
     from checkers.spark import spark_session, spark_target
     from checkers.tolerances import (
         FailureCounts,

@@ -1,7 +1,8 @@
 """The metrics engine's tables in the project database: metric history (`dq_metrics`), the
 engine's states (`dq_states`), the partitions and states of incremental checks, annotations on
-metric points and periods (triage, `dq history annotate`) and known-broken keys; with their
-migration steps. Beside checkers.metrics rather than in it: the database opens without Spark.
+metric points and periods (triage, `dq history annotate`), known-broken keys and the schemas
+schema checks saw at their previous run; with their migration steps. Beside checkers.metrics
+rather than in it: the database opens without Spark.
 
 History and engine states were created on first use before migration 9 (MetricsRepository and
 SqlStateStore still do so on a database of their own); migration 9 creates them only when
@@ -138,6 +139,17 @@ known_broken_keys = sa.Table(
 )
 
 
+#: The schema each SchemaChecker without a baseline saw at its latest run (migration 14), per
+#: series (the check's name): the next run compares with it. `data_schema` is Spark's JSON.
+recorded_schemas = sa.Table(
+    "dq_schemas",
+    metadata,
+    sa.Column("series", sa.String(200), primary_key=True),
+    sa.Column("data_schema", sa.Text, nullable=False),
+    sa.Column("recorded_at", UtcDateTime, nullable=False),
+)
+
+
 def _v7_partitions(connection: Connection) -> None:
     partitions.create(connection, checkfirst=True)
     partition_states.create(connection, checkfirst=True)
@@ -166,10 +178,16 @@ def _v12_metric_source(connection: Connection) -> None:
         add_missing_columns(connection, metrics_table, ["source"])
 
 
+def _v14_recorded_schemas(connection: Connection) -> None:
+    """Schema checks against the previous run (lakehouse: schema changes)."""
+    recorded_schemas.create(connection, checkfirst=True)
+
+
 MIGRATIONS = [
     Migration(7, "checkers.metrics", _v7_partitions),
     Migration(9, "checkers.metrics", _v9_history_and_states),
     Migration(10, "checkers.metrics", _v10_annotations),
     Migration(11, "checkers.metrics", _v11_periods),
     Migration(12, "checkers.metrics", _v12_metric_source),
+    Migration(14, "checkers.metrics", _v14_recorded_schemas),
 ]

@@ -27,6 +27,7 @@ from checkers.deadlines import DEFAULT_DEADLINE_S
 from checkers.outcome import CheckOutcome
 from checkers.parsers import PARTITION_COLUMN, Parser
 from checkers.project_db import utc_now
+from checkers.schema_checker import SchemaChecker
 from checkers.shipping import ship_checks
 from checkers.spark import spark_session
 from checks.base import QualityCheck
@@ -178,6 +179,8 @@ def _build_checker(item: Pending, data: Data) -> None:
     if isinstance(item.checker, Checker):
         item.checker.sample_size = item.check.sample_size  # sampled in the engine's pass
         attach_feedback(item.checker, item.check, item.mutes)
+        if isinstance(item.checker, SchemaChecker):  # its previous run's schema: by check name
+            item.checker.name_series(item.check.name)
         if item.partitions is not None:
             stable_checker(item.checker, item.check)
 

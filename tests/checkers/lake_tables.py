@@ -1,9 +1,15 @@
 """Tiny Delta, Iceberg and plain Parquet tables of the same rows, written with deltalake,
-pyiceberg (a SQL catalog on SQLite) and pyarrow, for the table-format tests."""
+pyiceberg (a SQL catalog on SQLite) and pyarrow, for the table-format tests; and a Delta delete
+by deletion vector, committed as a writer that has them would."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
+import struct
+import time
+import uuid
+import zlib
 from decimal import Decimal
 from pathlib import Path
 
@@ -62,3 +68,92 @@ def write_parquet(path: Path, days: list[dt.date]) -> None:
     path.mkdir(parents=True, exist_ok=True)
     for day in days:
         pq.write_table(day_rows(day), path / f"orders-{day.isoformat()}.parquet")
+
+
+#: Z85 (ZeroMQ's base-85), which Delta uses to name a deletion vector's file by its UUID.
+_Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+
+
+def _z85(data: bytes) -> str:
+    letters = []
+    for start in range(0, len(data), 4):
+        (value,) = struct.unpack(">I", data[start : start + 4])
+        group = []
+        for _ in range(5):
+            value, digit = divmod(value, 85)
+            group.append(_Z85[digit])
+        letters.extend(reversed(group))
+    return "".join(letters)
+
+
+def _deleted_rows_bitmap(positions: list[int]) -> bytes:
+    """Delta's RoaringBitmapArray of row positions below 65,536: its magic number, one 32-bit
+    bucket, and that bucket as a portable Roaring bitmap with one array container."""
+    rows = sorted(positions)
+    roaring = struct.pack("<IIHH", 12346, 1, 0, len(rows) - 1)  # cookie, containers, key, n-1
+    roaring += struct.pack("<I", len(roaring) + 4)  # where the container's values start
+    roaring += struct.pack(f"<{len(rows)}H", *rows)
+    return struct.pack("<IQI", 1681511377, 1, 0) + roaring
+
+
+def delete_with_deletion_vector(path: Path, positions: list[int]) -> None:
+    """Delete rows of a one-file Delta table as a writer with deletion vectors does (Delta Lake
+    on Spark, Databricks), which delta-rs cannot: a commit that enables the reader and writer
+    feature `deletionVectors` (protocol 3/7), removes the data file and adds it back carrying
+    a descriptor of the deleted `positions`, kept in a deletion-vector file beside the data."""
+    log = path / "_delta_log"
+    first = [json.loads(line) for line in (log / f"{0:020d}.json").read_text().splitlines()]
+    metadata = next(a["metaData"] for a in first if "metaData" in a)
+    adds = [
+        json.loads(line)["add"]
+        for commit in sorted(log.glob("*.json"))
+        for line in commit.read_text().splitlines()
+        if line.startswith('{"add"')
+    ]
+    [added] = adds  # one data file: the positions are its rows
+    bitmap = _deleted_rows_bitmap(positions)
+    name = uuid.uuid4()
+    (path / f"deletion_vector_{name}.bin").write_bytes(
+        b"\x01" + struct.pack(">I", len(bitmap)) + bitmap + struct.pack(">I", zlib.crc32(bitmap))
+    )
+    descriptor = {
+        "storageType": "u",  # a file beside the data, named by the UUID in Z85
+        "pathOrInlineDv": _z85(name.bytes),
+        "offset": 1,
+        "sizeInBytes": len(bitmap),
+        "cardinality": len(positions),
+    }
+    now = int(time.time() * 1000)
+    actions = [
+        {"commitInfo": {"timestamp": now, "operation": "DELETE", "engineInfo": "tests"}},
+        {
+            "protocol": {
+                "minReaderVersion": 3,
+                "minWriterVersion": 7,
+                "readerFeatures": ["deletionVectors"],
+                "writerFeatures": ["deletionVectors"],
+            }
+        },
+        {
+            "metaData": {
+                **metadata,
+                "configuration": {
+                    **metadata["configuration"],
+                    "delta.enableDeletionVectors": "true",
+                },
+            }
+        },
+        {
+            "remove": {
+                "path": added["path"],
+                "deletionTimestamp": now,
+                "dataChange": True,
+                "extendedFileMetadata": True,
+                "partitionValues": added["partitionValues"],
+                "size": added["size"],
+            }
+        },
+        {"add": {**added, "modificationTime": now, "deletionVector": descriptor}},
+    ]
+    version = len(list(log.glob("*.json")))
+    (log / f"{version:020d}.json").write_text("".join(json.dumps(a) + "\n" for a in actions))

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from checkers import MetricChecker, PredicateSingleDatasetChecker
+from checkers import MetricChecker, PredicateSingleDatasetChecker, Status
 from checkers.metrics import (
     Check,
     CheckLevel,
@@ -27,6 +27,7 @@ from scheduling.drift import differences
 from scheduling.tick.evaluate import evaluate_checks
 from tests.checkers.lake_tables import (
     DAYS,
+    delete_with_deletion_vector,
     iceberg_catalog,
     write_delta,
     write_iceberg,
@@ -139,7 +140,31 @@ def test_a_delta_table_with_column_mapping_is_an_error_naming_it(spark, tmp_path
         DeltaParser(str(tmp_path / "mapped")).load(spark)
 
 
+def test_a_delta_table_with_deletion_vectors_is_an_error_naming_them(spark, tmp_path):
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    path = tmp_path / "deleted"
+    write_delta(path, DAYS[:1])
+    delete_with_deletion_vector(path, [0, 3])
+    # a reader that honours the vector (delta-rs's kernel) sees rows 0 and 3 gone, 6 of 8 left
+    [marked] = pa.table(DeltaTable(str(path)).deletion_vectors().read_all()).to_pylist()
+    assert marked["selection_vector"].count(True) == 6
+    parser = DeltaParser(str(path))
+    with pytest.raises(SourceError, match=r"deletion vectors on 1 data files .*delta-spark"):
+        parser.load(spark)
+    # in a run: an ERROR naming the feature and the fix, never a pass or a failed check
+    [outcome] = evaluate_checks(_checks(parser)[:1], spark=spark, now=NOW)
+    assert outcome.status is Status.ERROR, outcome.summary()
+    assert "deletion vectors" in (outcome.error or "") and "delta-spark" in (outcome.error or "")
+    # the version before the delete has no vector: read as usual
+    assert DeltaParser(str(path), version=0).load(spark).count() == 8
+
+
 def test_an_iceberg_table_with_delete_files_is_an_error_naming_them(spark, lake):
+    # pyiceberg 0.12 deletes by rewriting files (copy-on-write; merge-on-read falls back to it),
+    # so the position-delete file a merge-on-read writer (Spark, Flink) adds is written here and
+    # committed through pyiceberg's own snapshot API
     import os
 
     import pyarrow as pa

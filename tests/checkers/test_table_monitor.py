@@ -2,7 +2,8 @@
 directories) with daily loads, of which one stops arriving and one shrinks by half, fail with
 exactly those two and no Spark job; tables loaded on business days only are not late on a
 Monday morning; schema changes, tables added later and unreadable tables; an Iceberg
-namespace's tables timed by their snapshots."""
+namespace's tables timed by their snapshots; a Spark catalog database's tables (saveAsTable)
+from the catalog and their files' metadata, with no Spark job."""
 
 from __future__ import annotations
 
@@ -15,7 +16,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from checkers import KnownBroken
-from checkers.table_monitor import IcebergNamespace, LakeRoot, TableMonitor, TablesUnder
+from checkers.table_monitor import (
+    CatalogDatabase,
+    IcebergNamespace,
+    LakeRoot,
+    TableMonitor,
+    TablesUnder,
+)
 from checks import QualityCheck
 from scheduling.tick.evaluate import evaluate_checks
 from tests.metrics.jobs import count_jobs
@@ -174,3 +181,48 @@ def test_an_iceberg_namespace_is_watched_through_its_snapshots(tmp_path):
         ("shop.widened", "late"),
         ("shop.widened", "schema"),
     ]
+
+
+@pytest.fixture(scope="module")
+def catalog_database(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
+    """Four Parquet tables saved with saveAsTable in a database of the session catalog, loaded
+    daily for two weeks: one stops on Thursday, one's Sunday load is half; and a view."""
+    location = tmp_path_factory.mktemp("warehouse")
+    spark.sql(f"CREATE DATABASE dq_monitored LOCATION '{location}'")
+    days = DAYS[-14:]
+    for table in ("orders", "payments", "stopped", "shrunk"):
+        loaded = [d for d in days if table != "stopped" or d <= days[-4]]
+        rows = [
+            (n, day.isoformat())
+            for day in loaded
+            for n in range(10 if table == "shrunk" and day == days[-1] else _rows(table, day))
+        ]
+        frame = spark.createDataFrame(rows, "id bigint, day string")
+        frame.write.partitionBy("day").format("parquet").saveAsTable(f"dq_monitored.{table}")
+    spark.sql("CREATE VIEW dq_monitored.recent AS SELECT * FROM dq_monitored.orders")
+    yield "dq_monitored"
+    spark.sql("DROP DATABASE dq_monitored CASCADE")
+
+
+@pytest.mark.classic_only  # jobs are counted through the classic status tracker
+def test_a_catalog_databases_tables_are_watched_from_metadata_with_no_spark_job(
+    spark, catalog_database
+):
+    monitor = TableMonitor(CatalogDatabase(catalog_database), now=MONDAY)
+    result, jobs = count_jobs(spark, monitor.run)
+    assert jobs == 0  # the catalog's listing is a command; footers are read by pyarrow
+    assert (result.total, result.reading["rows_read"]) == (4, 0)  # the view is no table
+    assert result.failing_keys() == ["dq_monitored.shrunk", "dq_monitored.stopped"]
+    assert {r["table"]: r["problem"] for r in result.sample()} == {
+        "dq_monitored.stopped": "late",
+        "dq_monitored.shrunk": "volume",
+    }
+    # tables created later are listed on the next run: an empty one is learning its cadence;
+    # one whose provider keeps no file metadata is a finding, never a silent pass
+    spark.sql(f"CREATE TABLE {catalog_database}.refunds (id bigint) USING parquet")
+    spark.sql(f"CREATE TABLE {catalog_database}.legacy (id bigint) USING csv")
+    later = monitor.run()
+    assert later.total == 6
+    legacy = next(r for r in later.sample() if r["table"] == "dq_monitored.legacy")
+    assert legacy["problem"] == "unreadable" and "provider csv" in str(legacy["detail"])
+    assert "dq_monitored.refunds" not in later.failing_keys()

@@ -2,7 +2,7 @@
 metric history and engine states brought under migration 9 (created on a fresh database; a
 database that had them keeps them: tests/upgrade), triage's tables and columns by migration 10,
 grouping's columns by 11, where metric history's values came from by 12, the installation id by
-13."""
+13, the schemas schema checks saw at their previous run by 14."""
 
 from __future__ import annotations
 
@@ -31,13 +31,14 @@ TABLES = {
     "dq_known_broken_keys",
     "dq_metric_periods",
     "dq_installation",
+    "dq_schemas",
 }
 #: Keys longer than MariaDB allows (3,072 bytes in utf8mb4): not created there.
 HISTORY_AND_STATES = {"dq_metrics", "dq_states"}
 
 
 def test_the_registry_numbers_every_version_once():
-    assert [version for version, _ in MIGRATIONS] == list(range(1, 14))
+    assert [version for version, _ in MIGRATIONS] == list(range(1, 15))
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -50,7 +51,7 @@ def test_a_fresh_database_gets_every_packages_tables(kind, tmp_path):
             assert found == expected
             with engine.connect() as connection:
                 versions = connection.exec_driver_sql("SELECT version FROM dq_schema_versions")
-                assert sorted(versions.scalars()) == list(range(1, 14))
+                assert sorted(versions.scalars()) == list(range(1, 15))
         finally:
             engine.dispose()
 
@@ -63,7 +64,7 @@ def test_migration_9_creates_history_and_states_a_database_never_had(tmp_path, m
     assert migrate(engine) == 8
     assert not HISTORY_AND_STATES & set(sa.inspect(engine).get_table_names())
     monkeypatch.undo()
-    assert migrate(engine) == 13
+    assert migrate(engine) == 14
     assert set(sa.inspect(engine).get_table_names()) >= HISTORY_AND_STATES
 
 
@@ -86,7 +87,7 @@ def test_migration_10_adds_triage_to_a_version_9_database_keeping_its_incidents(
             " VALUES ('c*', '2026-01-01', '2026-01-02', 'why', 'ana')"
         )
     monkeypatch.undo()
-    assert migrate(engine) == 13
+    assert migrate(engine) == 14
     inspector = sa.inspect(engine)
     assert {"acknowledged_by_name", "acknowledged_level", "resolved_as"} <= {
         c["name"] for c in inspector.get_columns("dq_incidents")
@@ -118,7 +119,7 @@ def test_migration_12_adds_the_metric_source_to_a_version_11_history_keeping_its
             " '{}')"
         )
     monkeypatch.undo()
-    assert migrate(engine) == 13
+    assert migrate(engine) == 14
     with engine.connect() as connection:
         kept = connection.exec_driver_sql("SELECT value, source FROM dq_metrics").one()
     assert tuple(kept) == (3.0, None)  # recorded before sources were kept
