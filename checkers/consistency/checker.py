@@ -61,7 +61,11 @@ class ConsistencyChecker(RowPredicateChecker):
         name: str | None = None,
     ) -> None:
         if not isinstance(key, str):
-            raise ValueError("the consistency checker compares on one integer key: key='id'")
+            raise ValueError(
+                f"the consistency checker compares on one integer key column (key='id'), not "
+                f"{key!r}: for a composite or text key, compare in Spark with "
+                "PredicateDoubleDatasetsChecker(left, right, on=[...])"
+            )
         if bisection_factor < 2 or bisection_threshold < 1:
             raise ValueError(
                 "bisection_factor must be at least 2 and bisection_threshold at least 1"
