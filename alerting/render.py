@@ -136,6 +136,8 @@ class Fact:
 def facts(n: Notification) -> list[Fact]:
     o = n.outcome
     rows = [Fact("Level", level_text(n))]
+    if o.level_reason and not n.resolved:
+        rows.append(Fact("Level set by", o.level_reason))
     if o.status is not Status.ERROR and not n.resolved:
         rows.append(Fact("Failing", f"{o.failing:,} / {o.total:,} ({o.share:.2%})"))
         if o.excused:

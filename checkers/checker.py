@@ -319,9 +319,28 @@ class FullScanChecker(Checker):
     DataFrame). Text sources are parsed lazily, column by column: without this, a malformed value
     in a column no check uses would never be seen. Its result has an error when parsing fails."""
 
-    def __init__(self, frame: DataFrame, source: str) -> None:
+    def __init__(
+        self,
+        frame: DataFrame,
+        source: str,
+        locate: Callable[[DataFrame], object | None] | None = None,
+    ) -> None:
         self.frame = frame
         self.source = source
+        #: Where the first malformed record is (its file and line), asked only after a failure.
+        self.locate = locate
+
+    def malformed(self, error: str) -> CheckerResult:
+        """The ERROR of a failed scan: Spark's reason and, when it can be found, the file and
+        line of the first malformed record (Spark's message has no line, and the record itself
+        is withheld)."""
+        reason = error.partition("): ")[2] or error
+        try:
+            where = self.locate(self.frame) if self.locate is not None else None
+        except Exception:  # the reason stands without a line
+            where = None
+        at = f" at {where}" if where is not None else ""
+        return CheckerResult.failed_to_run(f"{self.source} is malformed{at}: {reason}")
 
     def plan(self, excused: Sequence[KnownBroken] = ()) -> CheckerPlan:
         columns = [F.col(quoted(c)) for c in self.frame.columns]
@@ -331,8 +350,7 @@ class FullScanChecker(Checker):
         def finish(metrics: Mapping[Analyzer, Metric]) -> CheckerResult:
             metric = metrics[scan]
             if not metric.ok:
-                reason = (metric.error or "").partition("): ")[2] or metric.error or ""
-                return CheckerResult.failed_to_run(f"{self.source} is malformed: {reason}")
+                return self.malformed(metric.error or "")
             return CheckerResult()
 
         return CheckerPlan(self.frame, [scan], finish)

@@ -22,9 +22,24 @@ class AlertLevel(IntEnum):
 
 
 class AlertLevelPolicy(Protocol):
-    """Decides the level of a failure that the tolerance did not accept (`failing` > 0)."""
+    """Decides the level of a failure that the tolerance did not accept (`failing` > 0). The
+    built-in policies also `explain(failing, total)` which threshold set it (see `level_reason`)."""
 
     def level(self, failing: int, total: int) -> AlertLevel: ...
+
+
+def level_reason(policy: AlertLevelPolicy, failing: int, total: int) -> str:
+    """Which threshold set the level of `failing` of `total`, in words: "ERROR: 12 failing >
+    warning threshold 10, <= error threshold 100". A policy without `explain` is named."""
+    explain = getattr(policy, "explain", None)
+    if callable(explain):
+        return str(explain(failing, total))
+    found = policy.level(failing, total)
+    return f"{found.name}: {failing:,} failing, as {type(policy).__name__}.level answered"
+
+
+def _percent(share: float) -> str:
+    return f"{share * 100:.4g}%"
 
 
 def _whole(value: object) -> bool:
@@ -65,6 +80,17 @@ class FailingElementsThresholds:
             return AlertLevel.WARNING
         return AlertLevel.ERROR if failing <= self.error else AlertLevel.CRITICAL
 
+    def explain(self, failing: int, total: int) -> str:
+        found = self.level(failing, total)
+        if found is AlertLevel.WARNING:
+            return f"WARNING: {failing:,} failing <= warning threshold {self.warning:,}"
+        if found is AlertLevel.ERROR:
+            return (
+                f"ERROR: {failing:,} failing > warning threshold {self.warning:,}, "
+                f"<= error threshold {self.error:,}"
+            )
+        return f"CRITICAL: {failing:,} failing > error threshold {self.error:,}"
+
 
 @dataclass(frozen=True)
 class FailingShareThresholds:
@@ -93,6 +119,16 @@ class FailingShareThresholds:
             return AlertLevel.WARNING
         return AlertLevel.ERROR if share <= self.error else AlertLevel.CRITICAL
 
+    def explain(self, failing: int, total: int) -> str:
+        found = self.level(failing, total)
+        share = f"{_percent(failing / total if total else 1.0)} failing ({failing:,} of {total:,})"
+        warning, error = _percent(self.warning), _percent(self.error)
+        if found is AlertLevel.WARNING:
+            return f"WARNING: {share} <= warning threshold {warning}"
+        if found is AlertLevel.ERROR:
+            return f"ERROR: {share} > warning threshold {warning}, <= error threshold {error}"
+        return f"CRITICAL: {share} > error threshold {error}"
+
 
 @dataclass(frozen=True)
 class FixedLevel:
@@ -108,3 +144,6 @@ class FixedLevel:
 
     def level(self, failing: int, total: int) -> AlertLevel:
         return self.value
+
+    def explain(self, failing: int, total: int) -> str:
+        return f"{self.value.name}: FixedLevel, any unaccepted failure ({failing:,} failing)"

@@ -65,6 +65,9 @@ class CheckOutcome:
     check: str
     status: Status
     level: AlertLevel = AlertLevel.OK
+    #: Which threshold set `level`, in words: "ERROR: 12 failing > warning threshold 10, <= error
+    #: threshold 100" (`checkers.levels.level_reason`); empty when no level is set.
+    level_reason: str = ""
     failing: int = 0
     total: int = 0
     unexcused: int = 0

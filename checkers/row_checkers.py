@@ -10,7 +10,7 @@ from typing import Any, cast
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
+from pyspark.sql.types import StructField, StructType, TimestampType
 
 from checkers._keys import key_columns, quoted
 from checkers.checker import (
@@ -97,7 +97,8 @@ class RowPredicateChecker(Checker):
                 rows = samples.rows(metrics, only_unexcused)
                 if limit <= samples.k or len(rows) >= wanted_count:
                     return rows[:limit]  # type: ignore[return-value]
-                return rows_to_dicts(frame.filter(wanted).limit(limit).collect())
+                chosen = frame.filter(wanted).select(samples.row.alias("r")).limit(limit)
+                return rows_to_dicts(r["r"] for r in chosen.collect())
 
             distinct = samples.distinct_keys(metrics, only_unexcused)
 
@@ -166,7 +167,8 @@ class _FailingSamples:
         excused = F.lit(False) if excuse is None else excuse
         hashed = [F.col(quoted(c)) for c in hashable_columns(frame.schema) if not _internal(c)]
         digest = F.xxhash64(*hashed) if hashed else F.lit(0).cast("long")
-        row = F.struct(*[F.col(quoted(c)) for c in frame.columns if not _internal(c)])
+        row = F.struct(*[_sampled(f) for f in frame.schema.fields if not _internal(f.name)])
+        self.row = row
         ordering = F.when(fails, F.struct(excused.alias("excused"), digest.alias("hash")))
         self.sample = BottomK(f"{name}:sample", row, ordering, self.k) if self.k > 0 else None
         self.analyzers: list[Analyzer] = [self.sample] if self.sample else []
@@ -223,6 +225,19 @@ class _FailingSamples:
             return None
         value: dict[str, Any] = metric.value  # type: ignore[assignment]
         return int(value["count"]), bool(value["exact"])
+
+
+def _sampled(field: StructField) -> Column:
+    """A column as a sample holds it. A timestamp is written by Spark in the session's zone with
+    its offset ("2026-11-22T16:16:00+00:00"): collected, it would be a datetime in the zone of
+    whatever machine runs `dq`, without one."""
+    column = F.col(quoted(field.name))
+    if not isinstance(field.dataType, TimestampType):
+        return column
+    whole = F.date_format(column, "yyyy-MM-dd'T'HH:mm:ssxxx")
+    fraction = F.date_format(column, "yyyy-MM-dd'T'HH:mm:ss.SSSSSSxxx")
+    exact = F.date_format(column, "SSSSSS") == F.lit("000000")
+    return F.when(exact, whole).otherwise(fraction).alias(field.name)
 
 
 def _internal(column: str) -> bool:

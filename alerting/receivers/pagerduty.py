@@ -85,6 +85,7 @@ def pagerduty_event(
                 "total": o.total,
                 "share": round(o.share, 6),
                 "tolerance": o.tolerance,
+                "level_reason": o.level_reason,
                 "error": o.error,
                 "failing_keys": list(o.failing_keys[:20]),
                 "failing_keys_distinct": o.failing_keys_distinct,

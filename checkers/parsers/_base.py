@@ -133,6 +133,11 @@ class Parser(ABC):
         the same source), for alert inhibition; None when it cannot be told (a callable)."""
         return None
 
+    def locate_malformed(self, frame: DataFrame) -> object | None:
+        """Where the first malformed record of `frame` (read by this parser) is, in words (a
+        file and line), for a text source whose full scan failed; None when it cannot tell."""
+        return None
+
     def load(self, spark: SparkSession) -> DataFrame:
         return self._checked(spark, lambda: self.read(spark))
 

@@ -17,6 +17,7 @@ from checkers.metrics import attach_stats
 from checkers.parsers import _column_partitions as columns
 from checkers.parsers._base import Lazy, Parser, SourceIdentity, resolve
 from checkers.parsers._hive import key_column, list_partitions, local_root, spark_path
+from checkers.parsers._malformed import MalformedAt, first_malformed
 from checkers.parsers._shadowing import refuse_shadowing
 from checkers.parsers.parquet_footers import footers_of
 from checkers.parsers.partitions import (
@@ -47,6 +48,14 @@ class _FileParser(Parser):
     def read(self, spark: SparkSession) -> DataFrame:
         df = self._reader(spark).options(**_options(self.options)).load(resolve(self.path))
         return self._unshadowed(df)
+
+    def locate_malformed(self, frame: DataFrame) -> MalformedAt | None:
+        if not self.needs_full_scan:  # binary formats fail on the file, not on a record
+            return None
+        options = _options(self.options)
+        reader = self._reader(frame.sparkSession).options(**options)
+        header = self.file_format == "csv" and options.get("header", "true").lower() == "true"
+        return first_malformed(reader, frame, header=header)
 
     def _unshadowed(self, df: DataFrame) -> DataFrame:
         refuse_shadowing(df, self.file_format, _options(self.options), self.describe())

@@ -108,6 +108,7 @@ def _outcome_entry(outcome: CheckOutcome, report: RunReport) -> dict[str, object
         "status": outcome.status.value,
         "level": outcome.level.name,
         "escalated_level": raised.name if raised is not None and raised > outcome.level else None,
+        "level_reason": outcome.level_reason,
         "failing": outcome.failing,
         "total": outcome.total,
         "unexcused": outcome.unexcused,

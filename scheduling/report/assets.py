@@ -111,15 +111,34 @@ JS = """
     apply();
   }
 
+  // A sample value cut short in its cell: the whole (stored) value as the cell's title.
+  document.querySelectorAll("td[data-c]").forEach(function (td) {
+    td.title = data.cells[Number(td.getAttribute("data-c"))];
+  });
+
   // Times are written in UTC; hovering one shows it in the viewer's zone.
   document.querySelectorAll("time[datetime]").forEach(function (t) {
     t.title = new Date(t.getAttribute("datetime")).toString();
   });
 
+  var MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
+    "Dec"];
+  var NOTES = ["", " \u00b7 failed run", " \u00b7 outlier"];
+  function two(n) { return (n < 10 ? "0" : "") + n; }
+  // A point's hover text from [value, minutes since 1970 UTC, kind] (plot.py); where it is
+  // drawn comes from its circle.
+  function label(p) {
+    var d = new Date(p[1] * 60000);
+    return p[0] + " \u00b7 " + MONTHS[d.getUTCMonth()] + " " + two(d.getUTCDate()) + " " +
+      d.getUTCFullYear() + " " + two(d.getUTCHours()) + ":" + two(d.getUTCMinutes()) + " UTC" +
+      NOTES[p[2]];
+  }
+
   var tip = document.getElementById("tip");
   document.querySelectorAll("svg[data-plot]").forEach(function (svg) {
     var points = data.plots[svg.getAttribute("data-plot")];
     var marks = svg.querySelectorAll("circle.pt");
+    var xs = Array.prototype.map.call(marks, function (m) { return m.cx.baseVal.value; });
     var guide = svg.querySelector(".guide");
     var hot = null;
     svg.addEventListener("mousemove", function (ev) {
@@ -127,17 +146,17 @@ JS = """
       if (!ctm) { return; }
       var at = new DOMPoint(ev.clientX, ev.clientY).matrixTransform(ctm.inverse());
       var best = 0;
-      points.forEach(function (p, i) {
-        if (Math.abs(p[0] - at.x) < Math.abs(points[best][0] - at.x)) { best = i; }
+      xs.forEach(function (x, i) {
+        if (Math.abs(x - at.x) < Math.abs(xs[best] - at.x)) { best = i; }
       });
       var p = points[best];
-      guide.setAttribute("x1", p[0]);
-      guide.setAttribute("x2", p[0]);
+      guide.setAttribute("x1", xs[best]);
+      guide.setAttribute("x2", xs[best]);
       if (hot) { hot.classList.remove("hot"); }
       hot = marks[best];
       hot.classList.add("hot");
-      var screen = new DOMPoint(p[0], p[1]).matrixTransform(ctm);
-      tip.textContent = p[2];
+      var screen = new DOMPoint(xs[best], hot.cy.baseVal.value).matrixTransform(ctm);
+      tip.textContent = label(p);
       tip.hidden = false;
       var left = Math.min(screen.x + 12, window.innerWidth - tip.offsetWidth - 8);
       tip.style.left = Math.max(left, 4) + "px";
@@ -155,7 +174,7 @@ JS = """
 def json_block(value: object) -> str:
     """`value` as JSON that cannot end its <script> element or open another: <, > and & are
     written as unicode escapes, which JSON.parse reads back unchanged."""
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
         text = text.replace(char, escape)
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")

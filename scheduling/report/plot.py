@@ -194,27 +194,35 @@ def _time_axis(frame: _Frame) -> str:
     return "".join(parts)
 
 
+#: A point's kind in the hover data (the page's script words it: "· failed run", "· outlier").
+KINDS = {"ok": 0, "failed": 1, "outlier": 2}
+
+
 def _marks(
     frame: _Frame, name: str, points: Sequence[Point], titles: bool
 ) -> tuple[str, list[list[object]]]:
     """The line, a circle per point (failing runs and outliers larger and coloured) and the
-    hover data: per point [x, y, label]."""
-    line = " ".join(f"{frame.x(p.at):.1f},{frame.y(p.value):.1f}" for p in points)
+    hover data: per point [value, minutes since 1970 (UTC), kind] (KINDS), which the page's
+    script words as "21.63% · Dec 14 2013 07:00 UTC · failed run" beside the point's circle
+    (the circles are in the same order). Coordinates are
+    whole SVG units: finer is invisible and costs bytes on a page of 500 checks."""
+    xs = [round(frame.x(p.at)) for p in points]
+    ys = [round(frame.y(p.value)) for p in points]
+    line = " ".join(f"{x},{y}" for x, y in zip(xs, ys, strict=True))
     parts = [f'<polyline class="line" points="{line}"/>']
     hover: list[list[object]] = []
     flags = outliers([p.value for p in points])
-    for i, (point, outlier) in enumerate(zip(points, flags, strict=True)):
+    for point, outlier, px, py in zip(points, flags, xs, ys, strict=True):
         kind = "failed" if point.failed else "outlier" if outlier else "ok"
-        note = " · failed run" if point.failed else " · outlier" if outlier else ""
-        label = f"{value_text(name, point.value)} · {point.at:%b %d %Y %H:%M} UTC{note}"
-        px, py = round(frame.x(point.at), 1), round(frame.y(point.value), 1)
-        hover.append([px, py, label])
-        parts.append(
-            f'<circle cx="{px}" cy="{py}" r="{2.5 if kind == "ok" else 4.5}" '
-            f'class="pt {kind}" data-i="{i}">'
-            + (f"<title>{e(label)}</title>" if titles else "")
-            + "</circle>"
-        )
+        minutes = int(point.at.timestamp() // 60)
+        hover.append([value_text(name, point.value), minutes, KINDS[kind]])
+        circle = f'<circle cx="{px}" cy="{py}" r="{2.5 if kind == "ok" else 4.5}" class="pt {kind}"'
+        if titles:
+            note = " · failed run" if point.failed else " · outlier" if outlier else ""
+            label = f"{value_text(name, point.value)} · {point.at:%b %d %Y %H:%M} UTC{note}"
+            parts.append(f"{circle}><title>{e(label)}</title></circle>")
+        else:
+            parts.append(f"{circle}/>")
     return "".join(parts), hover
 
 

@@ -22,6 +22,7 @@ from scheduling.report.sections import (
     COMPACT_PLOTS,
     COMPACT_POINTS,
     STATUS_WORDS,
+    CellTexts,
     by_severity,
     check_section,
     escalated,
@@ -31,7 +32,7 @@ from scheduling.report.sections import (
 e = html.escape
 #: The report of 500 checks, each with a long history, stays under this size (docs/operations.md):
 #: plots are downsampled, histories and samples cut (tests/scheduling/test_report_scale.py).
-REPORT_BYTES_500 = 6 * 1024 * 1024
+REPORT_BYTES_500 = 5 * 1024 * 1024
 __all__ = [
     "REPORT_BYTES_500",
     "page",
@@ -117,6 +118,7 @@ def report_body(checks: list[CheckHistory], *, base: Path | None) -> tuple[str, 
     anchors = _anchors(checks)
     compact = len(checks) > COMPACT_FROM
     plots: dict[str, list[list[object]]] = {}
+    texts = CellTexts()
     sections = []
     for check in checks:
         anchor, key = anchors[check.name]
@@ -130,7 +132,9 @@ def report_body(checks: list[CheckHistory], *, base: Path | None) -> tuple[str, 
                     plot_id, name, points, most=most, titles=not compact
                 )
                 charts.append(chart)
-        section = check_section(check, anchor, key, "".join(charts), base=base, compact=compact)
+        section = check_section(
+            check, anchor, key, "".join(charts), base=base, texts=texts, compact=compact
+        )
         sections.append(section)
     data = {
         "checks": {
@@ -143,6 +147,7 @@ def report_body(checks: list[CheckHistory], *, base: Path | None) -> tuple[str, 
             for check in checks
         },
         "plots": plots,
+        "cells": texts.values,
     }
     body = (
         _cards(checks)

@@ -47,7 +47,7 @@ def status_words(outcome: CheckOutcome, escalated: AlertLevel | None = None) -> 
     """The status and its detail: ("FAILED", "level ERROR"), ("could not run", reason), ..."""
     word = STATUS_WORDS[outcome.status.value]
     if outcome.status is Status.FAILED:
-        detail = f"level {outcome.level.name}"
+        detail = f"level {level_detail(outcome)}"
         if escalated is not None and escalated > outcome.level:
             detail += f", escalated to {escalated.name}"
         return word, detail
@@ -56,6 +56,12 @@ def status_words(outcome: CheckOutcome, escalated: AlertLevel | None = None) -> 
     if outcome.status is Status.TOLERATED and outcome.tolerance:
         return word, f"within {outcome.tolerance}"
     return word, ""
+
+
+def level_detail(outcome: CheckOutcome) -> str:
+    """The level and which threshold set it: "ERROR: 12 failing > warning threshold 10, <= error
+    threshold 100" (the level's name alone for outcomes recorded before this was recorded)."""
+    return outcome.level_reason or outcome.level.name
 
 
 def escalated(check: CheckHistory) -> AlertLevel | None:
@@ -151,11 +157,29 @@ def _text(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def _cell(value: object) -> str:
-    """A sample value; the cell cuts it short, its title holds it as stored."""
+class CellTexts:
+    """Sample values too long for their cell, each kept once in the page's data (`cells`): the
+    same value in many samples (one row failing several checks, a wide default) costs its bytes
+    once. A cut cell names its entry (`data-c`); the page's script makes it the cell's title."""
+
+    def __init__(self) -> None:
+        self._index: dict[str, int] = {}
+
+    def ref(self, text: str) -> int:
+        return self._index.setdefault(text, len(self._index))
+
+    @property
+    def values(self) -> list[str]:
+        return list(self._index)
+
+
+def _cell(value: object, texts: CellTexts) -> str:
+    """A sample value; a long one is cut short in the cell, its title (from `texts`) holds it as
+    stored."""
     text = _text(value)
-    shown = text if len(text) <= CELL_SHOWN else text[: CELL_SHOWN - 1] + "…"
-    return f'<td title="{e(text)}">{e(shown)}</td>'
+    if len(text) <= CELL_SHOWN:
+        return f'<td title="{e(text)}">{e(text)}</td>'
+    return f'<td data-c="{texts.ref(text)}">{e(text[: CELL_SHOWN - 1])}…</td>'
 
 
 def _badge(outcome: CheckOutcome, escalation: AlertLevel | None) -> str:
@@ -200,7 +224,7 @@ def latest_table(checks: list[CheckHistory], anchors: dict[str, tuple[str, str]]
     )
 
 
-def _sample(check: CheckHistory, base: Path | None, compact: bool) -> str:
+def _sample(check: CheckHistory, base: Path | None, compact: bool, texts: CellTexts) -> str:
     outcome = check.latest.outcome
     parts = []
     if outcome.sample:
@@ -209,7 +233,7 @@ def _sample(check: CheckHistory, base: Path | None, compact: bool) -> str:
         columns = every[:COMPACT_SAMPLE_COLUMNS] if compact else every
         head = "".join(f"<th>{e(column)}</th>" for column in columns)
         body = "".join(
-            "<tr>" + "".join(_cell(row.get(column)) for column in columns) + "</tr>"
+            "<tr>" + "".join(_cell(row.get(column), texts) for column in columns) + "</tr>"
             for row in outcome.sample[:rows]
         )
         more = len(outcome.sample) - rows
@@ -298,6 +322,7 @@ def check_section(
     plots: str,
     *,
     base: Path | None,
+    texts: CellTexts,
     compact: bool = False,
 ) -> str:
     outcome = check.latest.outcome
@@ -315,7 +340,7 @@ def check_section(
         '<dl class="meta">'
         + "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in meta)
         + "</dl>"
-        + _sample(check, base, compact)
+        + _sample(check, base, compact, texts)
         + (f'<h4>Over time</h4><div class="plots">{plots}</div>' if plots else "")
         + "<h4>Incidents</h4>"
         + (incidents or '<p class="muted">None recorded.</p>')

@@ -212,7 +212,7 @@ def run_engine(evaluation: Evaluation) -> None:
 
 def _run_engine(evaluation: Evaluation) -> None:
     scans = {
-        parser: FullScanChecker(source.frame, parser.describe())
+        parser: FullScanChecker(source.frame, parser.describe(), parser.locate_malformed)
         for parser, source in evaluation.loaded.items()
         if source.frame is not None and parser.needs_full_scan
     }
@@ -262,7 +262,7 @@ def _run_incremental(
             base = item.partitions.base
             frame = loaded[item.partitions.reader].frame
             scan = (
-                FullScanChecker(frame, base.describe())
+                FullScanChecker(frame, base.describe(), base.locate_malformed)
                 if base.needs_full_scan and frame is not None
                 else None
             )

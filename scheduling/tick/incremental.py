@@ -324,8 +324,7 @@ def _finish(
     partitions = work.partitions
     check = partitions.check
     if work.full_scan is not None and work.scan in errors:
-        reason = errors[work.scan].partition("): ")[2] or errors[work.scan]
-        return CheckerResult.failed_to_run(f"{work.full_scan.source} is malformed: {reason}")
+        return work.full_scan.malformed(errors[work.scan])
     analyzers = list(dict.fromkeys([*work.plan.analyzers, Size()]))
     if not errors:  # a partition is committed only when all its states were computed
         try:

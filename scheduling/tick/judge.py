@@ -8,7 +8,7 @@ import time
 from collections.abc import Mapping, Sequence
 
 from checkers.checker import Checker, CheckerResult
-from checkers.levels import AlertLevel
+from checkers.levels import AlertLevel, level_reason
 from checkers.outcome import CheckOutcome, Status
 from checkers.redaction import redact_values
 from checkers.tolerances import FailureCounts
@@ -35,6 +35,21 @@ def decide(
         return Status.TOLERATED, AlertLevel.OK, None
     level = check.alert_level.level(result.unexcused, result.total)
     return Status.FAILED, max(level, AlertLevel.WARNING), None
+
+
+def level_set_by(
+    check: type[QualityCheck], status: Status, level: AlertLevel, result: CheckerResult
+) -> str:
+    """Which threshold set the level (`CheckOutcome.level_reason`): the check's `alert_level`
+    for a failure, its `error_level` when it could not run; empty when no level is set."""
+    if status is Status.ERROR:
+        return f"{level.name}: error_level, the level of a check that could not run"
+    if status is not Status.FAILED:
+        return ""
+    why = level_reason(check.alert_level, result.unexcused, result.total)
+    if not why.startswith(f"{level.name}:"):  # a policy answered OK for a failure
+        return f"{level.name}: at least WARNING for a failure ({why})"
+    return why
 
 
 def mask(row: Mapping[str, object], columns: Sequence[str]) -> dict[str, object]:
@@ -90,6 +105,7 @@ def judge(
         check=check.name,
         status=status,
         level=level,
+        level_reason=level_set_by(check, status, level, result),
         failing=result.failing,
         total=result.total,
         unexcused=result.unexcused,

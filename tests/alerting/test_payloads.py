@@ -15,7 +15,8 @@ from alerting import IncidentStatus, Notification, NotifyReason
 from alerting.grouping import with_member
 from alerting.model import PAGE_LINK
 from alerting.receivers import build_email, pagerduty_event, slack_calls
-from checkers import AlertLevel
+from checkers import AlertLevel, FailingElementsThresholds
+from checkers.levels import level_reason
 from tests.alerting.conftest import T0, outcome
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
@@ -118,6 +119,9 @@ def escalated_with_excused_keys(reason: NotifyReason = NotifyReason.LEVEL_RAISED
         failing_keys=tuple(f"N{i:03d}" for i in range(100)),
         failing_keys_distinct=721,
         tolerance="no failures outside known-broken keys",
+        level_reason=level_reason(
+            FailingElementsThresholds(warning=2000, error=5000), 1106, 336776
+        ),
     )
     n = notification(reason)
     return replace(n, level=AlertLevel.CRITICAL, failing_runs=9, outcome=run)
@@ -136,9 +140,11 @@ def test_excused_rows_distinct_keys_and_escalation_snapshots():
         "judged on the 1,106 unexcused (0.33%)"
     ) in text
     assert "Level: CRITICAL (escalated from WARNING)" in text
+    assert "Level set by: WARNING: 1,106 failing <= warning threshold 2,000" in text
     assert "Failing keys: 721 distinct keys (first 100 listed): N000, N001," in text
     event = pagerduty_event(n, "ROUTINGKEY")["payload"]["custom_details"]  # type: ignore[index]
     assert (event["failing_keys_distinct"], event["excused"]) == (721, 1204)
+    assert event["level_reason"] == "WARNING: 1,106 failing <= warning threshold 2,000"
 
 
 def test_failing_keys_described_against_the_list():

@@ -5,6 +5,7 @@ row when fewer than the sample size fail, and distinct keys even when one key fa
 from __future__ import annotations
 
 import datetime as dt
+import time
 
 import pytest
 from pyspark.sql import functions as F
@@ -112,3 +113,22 @@ def test_offset_and_two_dataset_samples_cost_no_job_of_their_own(spark, events):
     assert offset[0] > 0 and offset[1] == 20 and offset[2] == ["t0"]
     assert double[:2] == (120, 20) and len(double[2]) == 100
     assert all(k % 5 == 0 for k in double[2])
+
+
+def test_a_sampled_timestamp_carries_its_offset_whatever_the_machines_zone(spark, monkeypatch):
+    """Written by Spark in the session's zone (UTC here), with its offset: collected as a
+    datetime it would be 01:16 the next day, without an offset, on a machine in Tokyo."""
+    df = spark.sql(
+        "SELECT timestamp'2026-11-22 16:16:00' AS at, timestamp'2026-11-22 16:16:00.5' AS later, "
+        "1 AS id"
+    )
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        sample = PredicateSingleDatasetChecker(df, "id < 0").run().sample(5)
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert sample == [
+        {"at": "2026-11-22T16:16:00+00:00", "later": "2026-11-22T16:16:00.500000+00:00", "id": 1}
+    ]

@@ -12,6 +12,7 @@ import pytest
 import sqlalchemy as sa
 
 from checkers import PredicateSingleDatasetChecker
+from checkers.checker import FullScanChecker
 from checkers.parsers import (
     CallableParser,
     CsvParser,
@@ -48,6 +49,38 @@ def test_csv_malformed_rows_fail_the_check_with_the_cause(spark, tmp_path):
     df = CsvParser(str(path), schema="id int, amount double").load(spark)
     result = PredicateSingleDatasetChecker(df, "amount > 0").run()
     assert result.error is not None and "Malformed" in result.error
+
+
+def _scan_error(parser, spark) -> str:
+    result = FullScanChecker(parser.load(spark), parser.describe(), parser.locate_malformed).run()
+    assert result.error is not None
+    return result.error
+
+
+def test_a_malformed_csv_row_is_named_by_its_file_and_line(spark, tmp_path):
+    """Spark's error names no line: the file and line are found by reading again (PERMISSIVE,
+    then as text), across the splits Spark cuts a file into, blank lines and CRLF counted."""
+    (tmp_path / "day=1").mkdir()
+    (tmp_path / "day=1/a.csv").write_text("id,email,amount\n1,a@example.com,10\n")
+    (tmp_path / "day=2").mkdir()
+    good = [f"{n},p{n}@example.com,{n}" for n in range(2, 300)]
+    lines = ["id,email,amount", "", *good[:200], '999,"secret@example.com,20', *good[200:]]
+    (tmp_path / "day=2/b.csv").write_bytes("\r\n".join(lines).encode())
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "1024")  # the file is read in 7 splits
+    try:
+        for schema in ("id int, email string, amount int", None):
+            error = _scan_error(CsvParser(str(tmp_path), schema=schema), spark)
+            assert f"is malformed at {tmp_path}/day=2/b.csv, line 203: " in error, error
+            assert "secret@example.com" not in error
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+
+
+def test_a_malformed_json_line_is_named_by_its_file_and_line(spark, tmp_path):
+    path = tmp_path / "events.json"
+    path.write_text('{"id": 1}\n{"id": 2}\n{"id": "two"}\n{"id": 3}\n')
+    error = _scan_error(JsonParser(str(path), schema="id long"), spark)
+    assert f"JSON {path} is malformed at {path}, line 3: " in error, error
 
 
 def test_csv_header_that_breaks_the_promise_is_an_error(spark, tmp_path):

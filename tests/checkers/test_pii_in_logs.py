@@ -104,10 +104,16 @@ def test_malformed_rows_and_masked_cast_values_stay_out_of_logs_and_records(proj
     lines = {name: next(x for x in run.stdout.splitlines() if f" {name} " in x) for name in names}
     assert all(line.startswith("! could not run ") for line in lines.values())
     typed_csv, quoted_csv = project / "typed.csv", project / "quoted.csv"
-    assert f" contacts_typed   CSV {typed_csv} is malformed: " in lines["contacts_typed"]
+    assert (
+        f" contacts_typed   CSV {typed_csv} is malformed at {typed_csv}, line 3: "
+        in lines["contacts_typed"]
+    )
     assert "[MALFORMED_RECORD_IN_PARSING" in lines["contacts_typed"]
     assert "<record withheld>" in lines["contacts_typed"]
-    assert f" contacts_quoted  CSV {quoted_csv} is malformed: " in lines["contacts_quoted"]
+    assert (
+        f" contacts_quoted  CSV {quoted_csv} is malformed at {quoted_csv}, line 3: "
+        in lines["contacts_quoted"]
+    )
     assert (
         "[MALFORMED_CSV_RECORD] Malformed CSV record: <record withheld>" in lines["contacts_quoted"]
     )

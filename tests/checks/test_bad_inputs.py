@@ -18,7 +18,13 @@ from pyspark.sql import functions as F
 from alerting import EscalationPolicy, FailingRowsLog
 from alerting.receivers import FileReceiver
 from alerting.tables import runs
-from checkers import AlertLevel, KnownBroken, PredicateSingleDatasetChecker, Status
+from checkers import (
+    AlertLevel,
+    ConsistencyChecker,
+    KnownBroken,
+    PredicateSingleDatasetChecker,
+    Status,
+)
 from checkers.parsers import CallableParser, CsvParser, ParquetParser
 from checkers.parsers.http import HttpJsonParser
 from checkers.parsers.jdbc import JdbcParser
@@ -92,6 +98,7 @@ def files(tmp_path_factory):
         parquet.write_table(pa.table({"amount": amount}), root / f"typed/day={day}/a.parquet")
     (root / "csv/day=7").mkdir(parents=True)
     (root / "csv/day=7/a.csv").write_text("day,v\n1,a\n")
+    (root / "rows.csv").write_text("id,email\n1,a@example.com\n\n2x,b@example.com\n3,c\n")
     return root
 
 
@@ -121,6 +128,12 @@ def _cases(files, web):
         "shadow_csv": _check(
             "shadow_csv", CsvParser(str(files / "csv")), _predicate("v IS NOT NULL")
         ),
+        # a malformed CSV row: its file and line, never its values
+        "csv_bad_row": _check(
+            "csv_bad_row",
+            CsvParser(str(files / "rows.csv"), schema="id int, email string"),
+            _predicate("id > 0"),
+        ),
         # partitions whose files disagree on a column's type
         "partition_types": _check(
             "partition_types", ParquetParser(str(files / "typed")), _predicate("amount > 0")
@@ -147,12 +160,24 @@ def _cases(files, web):
             JdbcParser(f"{MARIA}/test", table="t", password_env="DQ_TEST_WRONG_PASSWORD"),
             _predicate("true"),
         ),
+        "maria_no_table": _check(
+            "maria_no_table", JdbcParser(f"{MARIA}/test", table="no_such_table"), _predicate("true")
+        ),
         "maria_no_database": _check(
             "maria_no_database", JdbcParser(f"{MARIA}/no_such_db", table="t"), _predicate("true")
         ),
         # HTTP: the port kept, the content type said
         "html_not_json": _check("html_not_json", HttpJsonParser(f"{web}/v1"), _predicate("true")),
         "http_500": _check("http_500", HttpJsonParser(f"{web}/broken"), _predicate("true")),
+        # a float key across stores: floats are equal only within a tolerance, never as keys
+        "float_key": _check(
+            "float_key",
+            flights,
+            lambda self, data: ConsistencyChecker(
+                *[data.withColumn("delay", F.col("delay").cast("double"))] * 2,
+                key=("tailnum", "delay"),
+            ),
+        ),
         # checker() forgot to return
         "forgot_return": _check("forgot_return", flights, lambda self, data: None),
         # bounded samples
@@ -201,6 +226,7 @@ ERRORS = {
     "says_none": "it returned None (NoneType)",
     "shadow_parquet": "the partition directory 'day=7' has the name of the column 'day'",
     "shadow_csv": "the partition directory 'day=7' has the name of the column 'day'",
+    "csv_bad_row": "rows.csv is malformed at ",
     "partition_types": "the partitions disagree on column 'amount': partition day=",
     "pg_refused": "connection refused at 127.0.0.1:",
     "pg_no_database": "database no_such_db does not exist",
@@ -208,6 +234,8 @@ ERRORS = {
     "pg_no_table": "no table no_such_table",
     "maria_denied": "access denied for user root",
     "maria_no_database": "database no_such_db does not exist",
+    "maria_no_table": "no table test.no_such_table",
+    "float_key": "key column 'delay' cannot be a key across stores: floats are equal within",
     "html_not_json": "did not return JSON (Content-Type: text/html; charset=utf-8)",
     "http_500": "answered HTTP 500",
     "forgot_return": "checker() returned NoneType None (a `return` missing",
@@ -223,6 +251,13 @@ def test_each_bad_input_is_an_error_naming_its_cause(run, name):
     assert outcome.status is Status.ERROR, outcome.summary()
     assert ERRORS[name] in outcome.error, outcome.error
     assert name in stored  # recorded, alerted like any outcome
+
+
+def test_a_malformed_csv_row_is_named_by_file_and_line_not_by_its_values(run, files):
+    outcomes, stored, _ = run
+    error = outcomes["csv_bad_row"].error
+    assert f"rows.csv is malformed at {files / 'rows.csv'}, line 4: " in error, error
+    assert "b@example.com" not in stored["csv_bad_row"] and "2x" not in error
 
 
 def test_the_port_of_an_http_source_is_kept(run, html_server):

@@ -79,6 +79,15 @@ def test_status_and_level(spark, predicate, attributes, status, level):
     assert (outcome.status, outcome.level) == (status, level)
     assert outcome.total == 100 and outcome.started_at == NOW
     assert bool(outcome.sample) == (status is Status.FAILED)
+    assert outcome.level_reason == LEVEL_SET_BY.get((predicate, level), ""), outcome.level_reason
+
+
+#: Which threshold set each level above, as the outcome records it.
+LEVEL_SET_BY = {
+    ("n > 3", AlertLevel.ERROR): "ERROR: 3 failing > warning threshold 2, <= error threshold 5",
+    ("n > 1", AlertLevel.WARNING): "WARNING: 1 failing <= warning threshold 2",
+    ("n > 50", AlertLevel.CRITICAL): "CRITICAL: 50 failing > error threshold 5",
+}
 
 
 def test_known_broken_levels_count_only_new_failures(spark):
@@ -95,6 +104,7 @@ def test_known_broken_levels_count_only_new_failures(spark):
         10,
         2,
     )
+    assert outcome.level_reason == "ERROR: 2 failing > warning threshold 1, <= error threshold 5"
     assert sorted(row["n"] for row in outcome.sample) == [9, 10]
     assert outcome.failing_keys == (9, 10)
 

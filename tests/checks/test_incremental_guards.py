@@ -477,3 +477,32 @@ def test_the_definition_digest_is_the_same_in_every_process(spark, lake):
     assert definition_digest(check, first, plan) == definition_digest(check, second, plan)
     elsewhere = parser_reading(str(lake.parent))
     assert definition_digest(check, elsewhere, plan) != definition_digest(check, first, plan)
+
+
+def test_a_malformed_row_in_a_new_partition_names_its_file_and_line(spark, tmp_path):
+    from checkers.parsers import CsvParser
+
+    root = tmp_path / "csv"
+    for day, rows in ((1, "1,10\n2,20\n"), (2, "3,30\n")):
+        (root / f"day={day}").mkdir(parents=True)
+        (root / f"day={day}/a.csv").write_text(f"id,amount\n{rows}")
+
+    class Amounts(QualityCheck, register=False):
+        name = "csv_amounts"
+        parser = CsvParser(
+            str(root), schema="id int, amount int", partitioning=HivePartitions(("day",))
+        )
+        incremental = Incremental()
+
+        def checker(self, rows):
+            return PredicateSingleDatasetChecker(rows, "amount > 0", key="id")
+
+    store = _store(f"sqlite:///{tmp_path / 'dq.db'}", tmp_path)
+    first = evaluate_checks([Amounts], spark=spark, now=NOW, partitions=store)[0]
+    assert first.status is Status.PASSED, first.summary()
+    (root / "day=3").mkdir()
+    (root / "day=3/a.csv").write_text("id,amount\n4,40\n5,fifty\n")
+    second = evaluate_checks([Amounts], spark=spark, now=NOW, partitions=store)[0]
+    assert second.status is Status.ERROR
+    assert f"is malformed at {root}/day=3/a.csv, line 3: " in (second.error or ""), second.error
+    assert "fifty" not in (second.error or "")

@@ -9,7 +9,8 @@ import datetime as dt
 from pathlib import Path
 
 from alerting import EscalationPolicy, FailingRowsLog, handle_outcome
-from checkers import AlertLevel, CheckOutcome, Status
+from checkers import AlertLevel, CheckOutcome, FailingElementsThresholds, Status
+from checkers.levels import level_reason
 from scheduling.report import write_report
 from scheduling.schema import project_database
 
@@ -17,6 +18,7 @@ T0 = dt.datetime(2013, 12, 9, 7, 0, tzinfo=dt.UTC)
 HOSTILE = "<script>document.title='pwned'</script><img src=x onerror=alert(1)>"
 FLIGHTS = [(960, 5), (955, 6), (970, 4), (962, 7), (958, 5), (943, 204), (954, 11), (968, 5)]
 FLIGHTS += [(951, 40), (949, 31)]  # day 5 an outlier; failing 5-6, then again 8-9
+LEVELS = FailingElementsThresholds(warning=10, error=1000)
 
 
 def _flights(day: int, flights: int, failing: int) -> CheckOutcome:
@@ -25,6 +27,7 @@ def _flights(day: int, flights: int, failing: int) -> CheckOutcome:
         check="flights_have_times",
         status=status,
         level=AlertLevel.ERROR if status is Status.FAILED else AlertLevel.OK,
+        level_reason=level_reason(LEVELS, failing, flights) if status is Status.FAILED else "",
         failing=failing,
         total=flights,
         unexcused=failing,

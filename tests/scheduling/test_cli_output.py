@@ -107,6 +107,7 @@ def test_json_is_one_document_and_nothing_else_over_spark_connect(tmp_path):
         "status": "failed",
         "level": "WARNING",
         "escalated_level": None,
+        "level_reason": "WARNING: FixedLevel, any unaccepted failure (2 failing)",
         "failing": 2,
         "total": 16,
         "unexcused": 2,

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import html
 import json
 import re
 from html.parser import HTMLParser
@@ -118,7 +119,9 @@ def test_every_data_value_is_escaped(page, elements):
 
 def test_latest_table_and_sections(page, elements):
     latest = page.split('<table id="latest">', 1)[1].split("</table>", 1)[0]
-    assert '<td class="failed">FAILED</td><td>level ERROR, escalated to CRITICAL</td>' in latest
+    # which threshold set the level, as recorded with the outcome
+    set_by = "level ERROR: 31 failing &gt; warning threshold 10, &lt;= error threshold 1,000"
+    assert f'<td class="failed">FAILED</td><td>{set_by}, escalated to CRITICAL</td>' in latest
     assert '<td class="error">could not run</td><td>table planes is missing &lt;' in latest
     assert '<td class="num">118 (1 of 10 partitions)</td>' in latest  # the latest run's reading
     anchors = [a["href"][1:] for t, a in elements.tags if t == "a" and a["href"][0] == "#"]
@@ -135,6 +138,11 @@ def test_a_section_shows_history_incidents_sample_and_plots(report, page):
     assert "2013-12-17 07:00: opened, level ERROR" in flights
     sample = flights.split('<table class="sample">', 1)[1].split("</table>", 1)[0]
     assert "<th>tailnum</th>" in sample and '<td title="N24211">N24211</td>' in sample
+    # a value longer than its cell: cut, and kept whole once in the page's data for its title
+    cut = re.search(r'<td data-c="(\d+)">([^<]*)…</td>', sample)
+    assert cut is not None and HOSTILE.startswith(html.unescape(cut[2]))
+    raw = page.split('id="report-data">', 1)[1].split("</script>", 1)[0]
+    assert json.loads(raw)["cells"][int(cut[1])] == HOSTILE
     assert re.search(r"Failing keys \(1 shown of \d+ distinct keys \(first 1 listed\)\)", flights)
     link = re.search(r'<a href="([^"]+\.jsonl)">', flights)
     assert link is not None and not link[1].startswith("file:")

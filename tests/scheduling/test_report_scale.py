@@ -95,8 +95,10 @@ def test_it_opens_with_the_summary_first_and_the_worst_check_first(report):
         )
         folded = page.locator("#latest details").count()
         hover = page.locator("section.check time").first.get_attribute("title")
+        whole = page.locator("table.sample td[data-c]").first.get_attribute("title")
         browser.close()
     assert overflow <= 0, f"the page is {overflow}px wider than the window"
     assert folded == CHECKS // 10  # each long reason folded
     assert hover  # the viewer's zone on hover
+    assert whole == WIDE["column_000"]  # a cut cell's whole value, kept once for 140 samples
     assert said == []
