@@ -14,16 +14,20 @@ import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import TypeVar
 
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from alerting import digest, outbox
+from alerting import outbox_steps as steps
 from alerting.backoff import ReceiverBackoff, backoff_wait, load_backoff, save_backoff
 from alerting.outbox import Claimed
 from alerting.receivers.base import Delivery, GatheringReceiver, Receiver
 from checkers.project_db import database_clock
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -82,7 +86,9 @@ def deliver_pending(
 
 @dataclass
 class _ReceiverRun:
-    """One receiver's share of a delivery run."""
+    """One receiver's share of a delivery run. Rows are leased CLAIM_BATCH at a time, and each
+    confirmed step is written in the transaction that begins the next (alerting.outbox_steps):
+    about one commit per notification, with never more than one step begun and unconfirmed."""
 
     engine: Engine
     name: str
@@ -94,8 +100,12 @@ class _ReceiverRun:
     clock: Callable[[], float]
     leases: Callable[[], dt.datetime]
     report: DeliveryReport = field(default_factory=DeliveryReport)
-    #: Outbox rows found claimable and not yet tried (alerting.outbox.claim_next)
+    #: Outbox rows found claimable and not yet tried (alerting.outbox.claim_many)
     queue: list[int] = field(default_factory=list)
+    #: Rows this run leased and has not begun yet, most urgent first
+    held: list[Claimed] = field(default_factory=list)
+    #: Confirmed steps not yet written: they go with the next write
+    unsaved: list[Callable[[Connection], object]] = field(default_factory=list)
 
     def run(self) -> DeliveryReport:
         try:
@@ -103,6 +113,7 @@ class _ReceiverRun:
         except Exception:  # a database error in one receiver's share must not stop the others
             log.exception("delivery to %s stopped; its notifications stay pending", self.name)
         finally:
+            self._settle()
             if isinstance(self.receiver, GatheringReceiver):
                 self.receiver.end_delivery()
         return self.report
@@ -116,22 +127,44 @@ class _ReceiverRun:
             return
         self._digest()
         while self._left() > 0:
-            claimed = outbox.claim_next(
-                self.engine,
-                self.name,
-                holder=self.holder,
-                now=self._current(),
-                lease=self._lease,
-                lease_now=self.leases(),
-                queue=self.queue,
-            )
-            if claimed is None:
+            if not self.held:
+                self._write()  # the last confirmed step, before looking again
+                self.held = outbox.claim_many(
+                    self.engine,
+                    self.name,
+                    holder=self.holder,
+                    now=self._current(),
+                    lease=self._lease,
+                    lease_now=self.leases(),
+                    queue=self.queue,
+                )
+            if not self.held:
                 return
+            claimed = self.held.pop(0)
             result = self._deliver(claimed)
             if result in ("sent", "failed"):
                 getattr(self.report, result).append(claimed.dedup_key)
             elif result == "deferred":
                 return
+
+    def _write(self, action: Callable[[Connection], T] | None = None) -> T | None:
+        """One transaction: the confirmed steps not yet written, then `action`."""
+        if action is None and not self.unsaved:
+            return None
+        with self.engine.begin() as connection:
+            for unsaved in self.unsaved:
+                unsaved(connection)
+            found = None if action is None else action(connection)
+        self.unsaved.clear()
+        return found
+
+    def _settle(self) -> None:
+        """At the end of the run: write what is confirmed, and free the rows never begun."""
+        held, self.held = self.held, []
+        try:
+            self._write(lambda c: steps.release(c, held, self.holder))
+        except Exception:  # the database went away: the steps stay begun, looked up next run
+            log.exception("could not record the last deliveries to %s", self.name)
 
     def _digest(self) -> None:
         """A backlog this receiver's rate limit cannot send in the run: a digest instead."""
@@ -164,36 +197,45 @@ class _ReceiverRun:
         if self.receiver is None:
             error = f"no receiver named {self.name!r} is configured"
             log.error("notification %s not delivered: %s", claimed.dedup_key, error)
-            outbox.fail(self.engine, claimed, error)
+            self._write(lambda c: steps.fail(c, claimed, error))
             return "failed"
         step, thread = claimed.steps_done, dict(claimed.thread)
-        in_flight = claimed.step_started == step
+        in_flight, first = claimed.step_started == step, True
         while True:
             if self._left() <= 0:  # out of budget between steps: the rest resumes next run
-                outbox.defer(self.engine, claimed, until=None, error=None, in_doubt=False)
+                self._write(
+                    partial(steps.defer, claimed=claimed, until=None, error=None, in_doubt=False)
+                )
                 return "pending"
-            if not outbox.start_step(
-                self.engine,
-                claimed,
-                step,
-                holder=self.holder,
-                now=self._current(),
-                lease=self._lease,
-                lease_now=self.leases(),
-            ):
+            stored = self._write(
+                partial(
+                    steps.start_step,
+                    claimed=claimed,
+                    step=step,
+                    holder=self.holder,
+                    now=self._current(),
+                    lease=self._lease,
+                    lease_now=self.leases(),
+                )
+            )
+            if stored is None:
                 log.warning("lost the lease on %s to another deliverer", claimed.dedup_key)
                 return "pending"
+            if first:  # as stored now: another row of its group may have changed it meanwhile
+                claimed, thread, first = replace(claimed, thread=stored), dict(stored), False
             delivery = self._send(claimed, thread, step, in_flight)
             if delivery.ok:
                 step, thread = delivery.steps_done, {**thread, **delivery.thread}
-                outbox.finish_step(
-                    self.engine,
-                    claimed,
-                    steps_done=step,
-                    thread=thread,
-                    sent=not delivery.more,
-                    now=self._current(),
-                    error=delivery.error,
+                self.unsaved.append(
+                    partial(
+                        steps.finish_step,
+                        claimed=claimed,
+                        steps_done=step,
+                        thread=thread,
+                        sent=not delivery.more,
+                        now=self._current(),
+                        error=delivery.error,
+                    )
                 )
                 claimed = replace(claimed, thread=thread)
                 if not delivery.more:
@@ -202,7 +244,7 @@ class _ReceiverRun:
                 in_flight = False
                 continue
             if not delivery.retryable:
-                outbox.fail(self.engine, claimed, delivery.error or "failed")
+                self._write(partial(steps.fail, claimed=claimed, error=delivery.error or "failed"))
                 log.error(
                     "notification %s failed permanently: %s", claimed.dedup_key, delivery.error
                 )
@@ -248,8 +290,12 @@ class _ReceiverRun:
         until = current + dt.timedelta(seconds=wait)
         self.backoff = replace(self.backoff, not_before=until)
         save_backoff(self.engine, self.backoff, current)
-        outbox.defer(self.engine, claimed, until=until, error=delivery.error, in_doubt=in_doubt)
-        outbox.defer_receiver(self.engine, self.name, until)
+
+        def deferred(connection: Connection) -> None:
+            steps.defer(connection, claimed, until=until, error=delivery.error, in_doubt=in_doubt)
+            steps.defer_receiver(connection, self.name, until)
+
+        self._write(deferred)
         log.warning(
             "%s deferred for %.0f s after %d failure(s) in a row: %s",
             self.name,

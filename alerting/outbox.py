@@ -69,7 +69,17 @@ def _first_of_thread() -> sa.ColumnElement[bool]:
     )
 
 
-def claim_next(
+#: Rows read per look for claimable ones; a row is the first pending one of its thread for good
+#: (sequences only grow, rows never return to pending), so a candidate stays valid until taken.
+CANDIDATES = 100
+#: Rows leased per claiming transaction: one commit per this many notifications, not one each;
+#: at most 1/SHARE of the candidates seen, so a small backlog is shared with another deliverer
+#: (one stuck in a slow call holds back only the rows it leased).
+CLAIM_BATCH = 25
+SHARE = 4
+
+
+def claim_many(
     engine: Engine,
     receiver: str,
     *,
@@ -78,14 +88,16 @@ def claim_next(
     lease: dt.timedelta,
     lease_now: dt.datetime | None = None,
     queue: list[int] | None = None,
-) -> Claimed | None:
-    """Lease the next deliverable row of `receiver` (the most urgent level first; each thread in
-    order), or None. Candidates are
-    read without locks; each is then locked by its primary key with SKIP LOCKED on PostgreSQL
-    and MariaDB (MariaDB at READ COMMITTED: a wide locking scan would hide every candidate from
-    a concurrent deliverer), and leased by a conditional UPDATE whose row count says who won
-    (all SQLite has: it has no row locks, and serialises writers). Leases are times of
-    `lease_now`'s clock (the database's: `checkers.project_db.database_clock`; default `now`).
+    limit: int = CLAIM_BATCH,
+) -> list[Claimed]:
+    """Lease up to `limit` deliverable rows of `receiver` in one transaction (the most urgent
+    level first; each thread in order), or none. Candidates are read without locks; a chunk of
+    them is then locked by primary key with SKIP LOCKED on PostgreSQL and MariaDB (MariaDB at
+    READ COMMITTED: a wide locking scan would hide every candidate from a concurrent deliverer)
+    and leased by a conditional UPDATE (all SQLite has: it has no row locks, and serialises
+    writers). Leases are times of `lease_now`'s clock (the database's:
+    `checkers.project_db.database_clock`; default `now`). A leased row is not begun: a
+    deliverer that dies holding it delays it by the lease, and repeats nothing.
     `queue`: the candidates the caller's last look left (a delivery run keeps one per receiver:
     one look per CANDIDATES rows, not per row, which on a large backlog is most of the cost)."""
     lease_now = now if lease_now is None else lease_now
@@ -102,54 +114,75 @@ def claim_next(
                     ).scalars()
                 )
         if not queue:
-            return None
+            return []
         while queue:
-            row_id = int(queue.pop(0))
-            claimed = _claim(engine, row_id, holder=holder, now=(now, lease_now), lease=lease)
-            if claimed is not None:
+            take = min(limit, max(1, len(queue) // SHARE))  # leave a concurrent deliverer some
+            chunk = [int(row_id) for row_id in queue[:take]]
+            del queue[:take]
+            claimed = _claim(engine, chunk, holder=holder, now=(now, lease_now), lease=lease)
+            if claimed:
                 return claimed
-    return None
+    return []
 
 
-#: Rows read per look for claimable ones; a row is the first pending one of its thread for good
-#: (sequences only grow, rows never return to pending), so a candidate stays valid until taken.
-CANDIDATES = 100
+def claim_next(
+    engine: Engine,
+    receiver: str,
+    *,
+    holder: str,
+    now: dt.datetime,
+    lease: dt.timedelta,
+    lease_now: dt.datetime | None = None,
+) -> Claimed | None:
+    """Lease the next deliverable row of `receiver` (claim_many, one row), or None."""
+    found = claim_many(
+        engine, receiver, holder=holder, now=now, lease=lease, lease_now=lease_now, limit=1
+    )
+    return found[0] if found else None
 
 
 def _claim(
     engine: Engine,
-    row_id: int,
+    row_ids: list[int],
     *,
     holder: str,
     now: tuple[dt.datetime, dt.datetime],
     lease: dt.timedelta,
-) -> Claimed | None:
+) -> list[Claimed]:
     with engine.connect() as connection:
         if connection.dialect.name in ("mysql", "mariadb"):
             connection = connection.execution_options(isolation_level="READ COMMITTED")
         with connection.begin():
-            locked = connection.execute(
-                sa.select(n.c.id)
-                .where(n.c.id == row_id, _free(*now))
-                .with_for_update(skip_locked=True)
-            ).scalar()
-            if locked is None:
-                return None
-            won = connection.execute(
+            locked = set(
+                connection.execute(
+                    sa.select(n.c.id)
+                    .where(n.c.id.in_(row_ids), _free(*now))
+                    .with_for_update(skip_locked=True)
+                ).scalars()
+            )
+            if not locked:
+                return []
+            connection.execute(
                 n.update()
-                .where(n.c.id == row_id, _free(*now))
+                .where(n.c.id.in_(locked), _free(*now))
                 .values(lease_holder=holder, lease_until=now[1] + lease)
-            ).rowcount
-            return _load(connection, row_id) if won else None
+            )
+            rows = {
+                row["id"]: row
+                for row in connection.execute(
+                    sa.select(n).where(n.c.id.in_(locked), n.c.lease_holder == holder)
+                ).mappings()
+            }
+            threads = _threads(connection, list(rows.values()))
+    return [_claimed(rows[i], threads) for i in row_ids if i in rows]  # in urgency order
 
 
-def _load(connection: Connection, row_id: int) -> Claimed:
-    row = connection.execute(sa.select(n).where(n.c.id == row_id)).mappings().one()
-    text = _thread(connection, row["incident_id"], row["receiver"])
+def _claimed(row: sa.RowMapping, threads: dict[int, str]) -> Claimed:
+    text = threads.get(row["incident_id"])
     if not text and row["thread_incident_id"] is not None:  # a group member: the group's thread
-        text = _thread(connection, row["thread_incident_id"], row["receiver"])
+        text = threads.get(row["thread_incident_id"])
     return Claimed(
-        id=row_id,
+        id=int(row["id"]),
         notification=Notification.from_json(str(row["payload"])),
         steps_done=int(row["steps_done"]),
         step_started=row["step_started"],
@@ -157,127 +190,27 @@ def _load(connection: Connection, row_id: int) -> Claimed:
     )
 
 
-def _thread(connection: Connection, incident_id: int, receiver: str) -> str | None:
-    text = connection.execute(
-        sa.select(receiver_threads.c.thread).where(
-            receiver_threads.c.incident_id == incident_id,
-            receiver_threads.c.receiver == receiver,
-        )
-    ).scalar()
-    return None if text is None else str(text)
-
-
-def start_step(
-    engine: Engine,
-    claimed: Claimed,
-    step: int,
-    *,
-    holder: str,
-    now: dt.datetime,
-    lease: dt.timedelta,
-    lease_now: dt.datetime | None = None,
-) -> bool:
-    """Record `step` as begun (and renew the lease, from `lease_now`: the database's clock)
-    before its call; False when the lease was lost to another deliverer, who now owns the row."""
-    with engine.begin() as connection:
-        return bool(
-            connection.execute(
-                n.update()
-                .where(n.c.id == claimed.id, n.c.lease_holder == holder, n.c.status == "pending")
-                .values(
-                    step_started=step,
-                    step_started_at=now,
-                    lease_until=(now if lease_now is None else lease_now) + lease,
-                    attempts=n.c.attempts + 1,
-                )
-            ).rowcount
-        )
-
-
-def finish_step(
-    engine: Engine,
-    claimed: Claimed,
-    *,
-    steps_done: int,
-    thread: Thread,
-    sent: bool,
-    now: dt.datetime,
-    error: str | None = None,
-) -> None:
-    """Record a confirmed step with the receiver's thread memory, in one transaction; the last
-    step marks the row sent and ends the lease."""
-    values: dict[str, object] = {
-        "steps_done": steps_done,
-        "step_started": None,
-        "step_started_at": None,
-        "last_error": error,
+def _threads(connection: Connection, rows: list[sa.RowMapping]) -> dict[int, str]:
+    """Each row's receiver thread memory (its own incident's and its group's), by incident id."""
+    if not rows:
+        return {}
+    wanted = {r["incident_id"] for r in rows} | {
+        r["thread_incident_id"] for r in rows if r["thread_incident_id"] is not None
     }
-    if sent:
-        values.update(status="sent", sent_at=now, lease_holder=None, lease_until=None)
-    with engine.begin() as connection:
-        connection.execute(n.update().where(n.c.id == claimed.id).values(**values))
-        if thread != claimed.thread:
-            connection.execute(
-                receiver_threads.update()
-                .where(
-                    receiver_threads.c.incident_id == claimed.notification.incident_id,
-                    receiver_threads.c.receiver == claimed.notification.receiver,
-                )
-                .values(thread=json.dumps(thread, sort_keys=True))
-            )
-
-
-def fail(engine: Engine, claimed: Claimed, error: str) -> None:
-    """A permanent failure: the row is `failed` with its reason, for good."""
-    with engine.begin() as connection:
-        connection.execute(
-            n.update()
-            .where(n.c.id == claimed.id)
-            .values(
-                status="failed",
-                last_error=error,
-                step_started=None,
-                step_started_at=None,
-                lease_holder=None,
-                lease_until=None,
-            )
+    t = receiver_threads.c
+    found = connection.execute(
+        sa.select(t.incident_id, t.thread).where(
+            t.receiver == rows[0]["receiver"], t.incident_id.in_(wanted), t.thread.is_not(None)
         )
+    )
+    return {int(incident_id): str(text) for incident_id, text in found}
 
 
-def defer(
-    engine: Engine,
-    claimed: Claimed,
-    *,
-    until: dt.datetime | None,
-    error: str | None,
-    in_doubt: bool,
-) -> None:
-    """Leave the row pending for a later run (not before `until`) and give up the lease. A step
-    in doubt stays marked as begun, so the next attempt looks before repeating it."""
-    values: dict[str, object] = {
-        "next_attempt_at": until,
-        "last_error": error,
-        "lease_holder": None,
-        "lease_until": None,
-    }
-    if not in_doubt:
-        values.update(step_started=None, step_started_at=None)
-    with engine.begin() as connection:
-        connection.execute(n.update().where(n.c.id == claimed.id).values(**values))
-
-
-def defer_receiver(engine: Engine, receiver: str, until: dt.datetime) -> None:
-    """Every pending row of a rate-limited or unreachable receiver waits until `until`."""
-    with engine.begin() as connection:
-        connection.execute(
-            n.update()
-            .where(
-                n.c.receiver == receiver,
-                n.c.status == "pending",
-                sa.or_(n.c.next_attempt_at.is_(None), n.c.next_attempt_at < until),
-            )
-            .values(next_attempt_at=until)
-        )
+def stored_thread(connection: Connection, claimed: Claimed) -> Thread:
+    """`claimed`'s thread memory as stored now (a row claimed in a batch may have waited while
+    another of its group's notifications changed it)."""
+    row = connection.execute(sa.select(n).where(n.c.id == claimed.id)).mappings().one()
+    return _claimed(row, _threads(connection, [row])).thread
 
 
 def pending_receivers(engine: Engine) -> list[str]:
