@@ -125,22 +125,6 @@ def claim_many(
     return []
 
 
-def claim_next(
-    engine: Engine,
-    receiver: str,
-    *,
-    holder: str,
-    now: dt.datetime,
-    lease: dt.timedelta,
-    lease_now: dt.datetime | None = None,
-) -> Claimed | None:
-    """Lease the next deliverable row of `receiver` (claim_many, one row), or None."""
-    found = claim_many(
-        engine, receiver, holder=holder, now=now, lease=lease, lease_now=lease_now, limit=1
-    )
-    return found[0] if found else None
-
-
 def _claim(
     engine: Engine,
     row_ids: list[int],

@@ -108,9 +108,10 @@ def test_a_backlog_is_delivered_most_urgent_first(engine):
     for i, level in enumerate(levels):
         handle_outcome(engine, outcome(level, check=f"check_{i}"), POLICY, T0)
     order = []
-    while claimed := outbox.claim_next(
-        engine, "console", holder="me", now=T0, lease=dt.timedelta(hours=1)
+    while found := outbox.claim_many(
+        engine, "console", holder="me", now=T0, lease=dt.timedelta(hours=1), limit=1
     ):
+        [claimed] = found
         order.append((claimed.notification.level, claimed.notification.outcome.check))
         with engine.begin() as connection:
             outbox_steps.finish_step(
