@@ -9,6 +9,7 @@ import datetime as dt
 import logging
 import os
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -66,13 +67,14 @@ def deliver_pending(
     policy = retry or RetryPolicy()
     holder = f"{socket.gethostname()[:60]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
     names = outbox.pending_receivers(engine)
+    outbox.fresh_statistics(engine)
     leases = database_clock(engine)  # one clock for leases, whatever `now` or ours say
     workers = [
         _ReceiverRun(engine, name, receivers.get(name), now, policy, holder, sleep, clock, leases)
         for name in names
     ]
     report = DeliveryReport()
-    if engine.url.database in (None, "", ":memory:"):  # one connection's database: in turn
+    if _one_connection(engine):  # in turn
         results = [worker.run() for worker in workers]
     else:
         with ThreadPoolExecutor(max(1, len(workers)), thread_name_prefix="dq-deliver") as pool:
@@ -82,6 +84,17 @@ def deliver_pending(
         report.failed += result.failed
     report.pending = outbox.pending_keys(engine)
     return report
+
+
+def _one_connection(engine: Engine) -> bool:
+    """An in-memory database lives in one connection: its users take turns."""
+    return engine.url.database in (None, "", ":memory:")
+
+
+def _concurrency(receiver: Receiver | None) -> int:
+    """How many sends a receiver takes at once (`concurrent_sends`, e.g. PagerDuty's events,
+    which its dedup_key makes safe to repeat); 1 for the others."""
+    return max(1, int(getattr(receiver, "concurrent_sends", 1)))
 
 
 @dataclass
@@ -101,11 +114,14 @@ class _ReceiverRun:
     leases: Callable[[], dt.datetime]
     report: DeliveryReport = field(default_factory=DeliveryReport)
     #: Outbox rows found claimable and not yet tried (alerting.outbox.claim_many)
-    queue: list[int] = field(default_factory=list)
+    queue: outbox.Candidates = field(default_factory=outbox.Candidates)
     #: Rows this run leased and has not begun yet, most urgent first
     held: list[Claimed] = field(default_factory=list)
     #: Confirmed steps not yet written: they go with the next write
     unsaved: list[Callable[[Connection], object]] = field(default_factory=list)
+    #: Deferred: no further row is begun in this run
+    stopped: bool = False
+    lock: threading.RLock = field(default_factory=threading.RLock)
 
     def run(self) -> DeliveryReport:
         try:
@@ -126,37 +142,60 @@ class _ReceiverRun:
             log.info("%s is backing off until %s", self.name, self.backoff.not_before)
             return
         self._digest()
-        while self._left() > 0:
-            if not self.held:
-                self._write()  # the last confirmed step, before looking again
-                self.held = outbox.claim_many(
-                    self.engine,
-                    self.name,
-                    holder=self.holder,
-                    now=self._current(),
-                    lease=self._lease,
-                    lease_now=self.leases(),
-                    queue=self.queue,
-                )
-            if not self.held:
+        width = 1 if _one_connection(self.engine) else _concurrency(self.receiver)
+        with ThreadPoolExecutor(width, thread_name_prefix=f"dq-{self.name[:20]}") as pool:
+            while self._left() > 0 and not self.stopped:
+                if not self.held:
+                    self._write()  # the last confirmed step, before looking again
+                    self.held = outbox.claim_many(
+                        self.engine,
+                        self.name,
+                        holder=self.holder,
+                        now=self._current(),
+                        lease=self._lease,
+                        lease_now=self.leases(),
+                        queue=self.queue,
+                        at_least=width,
+                    )
+                if not self.held:
+                    return
+                batch, self.held = self.held, []
+                if width == 1:
+                    for claimed in batch:
+                        self._take(claimed)
+                else:  # concurrent sends, each row's steps still recorded in order
+                    list(pool.map(self._take, batch))
+
+    def _take(self, claimed: Claimed) -> None:
+        """Deliver `claimed` unless the run is over (deferred, out of budget): then it goes
+        back to the rows to release."""
+        with self.lock:
+            if self.stopped or self._left() <= 0:
+                self.held.append(claimed)
                 return
-            claimed = self.held.pop(0)
-            result = self._deliver(claimed)
+        result = self._deliver(claimed)
+        with self.lock:
             if result in ("sent", "failed"):
                 getattr(self.report, result).append(claimed.dedup_key)
             elif result == "deferred":
-                return
+                self.stopped = True
 
     def _write(self, action: Callable[[Connection], T] | None = None) -> T | None:
         """One transaction: the confirmed steps not yet written, then `action`."""
-        if action is None and not self.unsaved:
-            return None
-        with self.engine.begin() as connection:
-            for unsaved in self.unsaved:
-                unsaved(connection)
-            found = None if action is None else action(connection)
-        self.unsaved.clear()
-        return found
+        with self.lock:  # concurrent sends write in turn
+            if action is None and not self.unsaved:
+                return None
+            with self.engine.begin() as connection:
+                for unsaved in self.unsaved:
+                    unsaved(connection)
+                found = None if action is None else action(connection)
+            self.unsaved.clear()
+            return found
+
+    def _confirmed(self, step: Callable[[Connection], object]) -> None:
+        """A step the receiver confirmed: written with the next write."""
+        with self.lock:
+            self.unsaved.append(step)
 
     def _settle(self) -> None:
         """At the end of the run: write what is confirmed, and free the rows never begun."""
@@ -226,7 +265,7 @@ class _ReceiverRun:
             delivery = self._send(claimed, thread, step, in_flight)
             if delivery.ok:
                 step, thread = delivery.steps_done, {**thread, **delivery.thread}
-                self.unsaved.append(
+                self._confirmed(
                     partial(
                         steps.finish_step,
                         claimed=claimed,
@@ -250,9 +289,11 @@ class _ReceiverRun:
                 )
                 return "failed"
             in_flight = in_flight or delivery.in_doubt
-            wait = self._failed(delivery)
-            if not self.waited and wait <= min(self.policy.short_wait_s, self._left()):
-                self.waited = True  # a short Retry-After is worth one wait within the run
+            with self.lock:
+                wait = self._failed(delivery)
+                short = not self.waited and wait <= min(self.policy.short_wait_s, self._left())
+                self.waited = self.waited or short  # a short Retry-After: one wait in the run
+            if short:
                 self.sleep(wait)
                 continue
             self._defer(claimed, delivery, wait, in_flight)
@@ -288,8 +329,9 @@ class _ReceiverRun:
     def _defer(self, claimed: Claimed, delivery: Delivery, wait: float, in_doubt: bool) -> None:
         current = self._current()
         until = current + dt.timedelta(seconds=wait)
-        self.backoff = replace(self.backoff, not_before=until)
-        save_backoff(self.engine, self.backoff, current)
+        with self.lock:
+            self.backoff = replace(self.backoff, not_before=until)
+            save_backoff(self.engine, self.backoff, current)
 
         def deferred(connection: Connection) -> None:
             steps.defer(connection, claimed, until=until, error=delivery.error, in_doubt=in_doubt)
@@ -305,6 +347,7 @@ class _ReceiverRun:
         )
 
     def _recovered(self) -> None:
-        if self.backoff.consecutive_failures or self.backoff.not_before is not None:
-            self.backoff = ReceiverBackoff(self.name)
-            save_backoff(self.engine, self.backoff, self._current())
+        with self.lock:
+            if self.backoff.consecutive_failures or self.backoff.not_before is not None:
+                self.backoff = ReceiverBackoff(self.name)
+                save_backoff(self.engine, self.backoff, self._current())

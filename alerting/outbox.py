@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
@@ -87,8 +88,9 @@ def claim_many(
     now: dt.datetime,
     lease: dt.timedelta,
     lease_now: dt.datetime | None = None,
-    queue: list[int] | None = None,
+    queue: Candidates | None = None,
     limit: int = CLAIM_BATCH,
+    at_least: int = 1,
 ) -> list[Claimed]:
     """Lease up to `limit` deliverable rows of `receiver` in one transaction (the most urgent
     level first; each thread in order), or none. Candidates are read without locks; a chunk of
@@ -98,14 +100,15 @@ def claim_many(
     writers). Leases are times of `lease_now`'s clock (the database's:
     `checkers.project_db.database_clock`; default `now`). A leased row is not begun: a
     deliverer that dies holding it delays it by the lease, and repeats nothing.
+    `at_least`: rows to lease even from a small backlog (a receiver sending that many at once).
     `queue`: the candidates the caller's last look left (a delivery run keeps one per receiver:
     one look per CANDIDATES rows, not per row, which on a large backlog is most of the cost)."""
     lease_now = now if lease_now is None else lease_now
-    queue = [] if queue is None else queue
+    queue = Candidates() if queue is None else queue
     for _ in range(10):  # candidates all taken by others meanwhile: look again
-        if not queue:
+        if not queue.ids:
             with engine.connect() as connection:
-                queue.extend(
+                queue.ids.extend(
                     connection.execute(
                         sa.select(n.c.id)
                         .where(n.c.receiver == receiver, _free(now, lease_now), _first_of_thread())
@@ -113,20 +116,32 @@ def claim_many(
                         .limit(CANDIDATES)
                     ).scalars()
                 )
-        if not queue:
+            queue.seen = len(queue.ids)
+        if not queue.ids:
             return []
-        while queue:
-            take = min(limit, max(1, len(queue) // SHARE))  # leave a concurrent deliverer some
-            chunk = [int(row_id) for row_id in queue[:take]]
-            del queue[:take]
-            claimed = _claim(engine, chunk, holder=holder, now=(now, lease_now), lease=lease)
+        while queue.ids:
+            take = min(limit, max(at_least, queue.seen // SHARE))  # leave another deliverer some
+            chunk = [int(row_id) for row_id in queue.ids[:take]]
+            del queue.ids[:take]
+            claimed = _claim(
+                engine, receiver, chunk, holder=holder, now=(now, lease_now), lease=lease
+            )
             if claimed:
                 return claimed
     return []
 
 
+@dataclass
+class Candidates:
+    """Rows a look found claimable, not yet tried, and how many it found."""
+
+    ids: list[int] = field(default_factory=list)
+    seen: int = 0
+
+
 def _claim(
     engine: Engine,
+    receiver: str,
     row_ids: list[int],
     *,
     holder: str,
@@ -151,50 +166,84 @@ def _claim(
                 .where(n.c.id.in_(locked), _free(*now))
                 .values(lease_holder=holder, lease_until=now[1] + lease)
             )
-            rows = {
-                row["id"]: row
-                for row in connection.execute(
-                    sa.select(n).where(n.c.id.in_(locked), n.c.lease_holder == holder)
-                ).mappings()
-            }
-            threads = _threads(connection, list(rows.values()))
-    return [_claimed(rows[i], threads) for i in row_ids if i in rows]  # in urgency order
+            found = connection.execute(
+                sa.select(n).where(n.c.id.in_(locked), n.c.lease_holder == holder)
+            ).mappings()
+            rows = {row["id"]: _claimed(row, {}) for row in found}
+            threads = _threads(connection, receiver, (c.notification for c in rows.values()))
+    return [  # in urgency order
+        replace(rows[i], thread=_thread_of(rows[i].notification, threads))
+        for i in row_ids
+        if i in rows
+    ]
 
 
 def _claimed(row: sa.RowMapping, threads: dict[int, str]) -> Claimed:
-    text = threads.get(row["incident_id"])
-    if not text and row["thread_incident_id"] is not None:  # a group member: the group's thread
-        text = threads.get(row["thread_incident_id"])
+    notification = Notification.from_json(str(row["payload"]))
     return Claimed(
         id=int(row["id"]),
-        notification=Notification.from_json(str(row["payload"])),
+        notification=notification,
         steps_done=int(row["steps_done"]),
         step_started=row["step_started"],
-        thread=json.loads(text) if text else {},
+        thread=_thread_of(notification, threads),
     )
 
 
-def _threads(connection: Connection, rows: list[sa.RowMapping]) -> dict[int, str]:
-    """Each row's receiver thread memory (its own incident's and its group's), by incident id."""
-    if not rows:
+def _thread_of(notification: Notification, threads: dict[int, str]) -> Thread:
+    text = threads.get(notification.incident_id)
+    if not text and notification.thread_incident_id is not None:  # a member: the group's thread
+        text = threads.get(notification.thread_incident_id)
+    return json.loads(text) if text else {}
+
+
+def _threads(
+    connection: Connection, receiver: str, notices: Iterable[Notification]
+) -> dict[int, str]:
+    """The receiver's thread memory of these notifications' incidents and groups, by incident."""
+    wanted = set()
+    for notice in notices:
+        wanted |= {notice.incident_id, notice.thread_incident_id} - {None}
+    if not wanted:
         return {}
-    wanted = {r["incident_id"] for r in rows} | {
-        r["thread_incident_id"] for r in rows if r["thread_incident_id"] is not None
-    }
     t = receiver_threads.c
     found = connection.execute(
         sa.select(t.incident_id, t.thread).where(
-            t.receiver == rows[0]["receiver"], t.incident_id.in_(wanted), t.thread.is_not(None)
+            t.receiver == receiver, t.incident_id.in_(wanted), t.thread.is_not(None)
         )
     )
     return {int(incident_id): str(text) for incident_id, text in found}
 
 
 def stored_thread(connection: Connection, claimed: Claimed) -> Thread:
-    """`claimed`'s thread memory as stored now (a row claimed in a batch may have waited while
-    another of its group's notifications changed it)."""
-    row = connection.execute(sa.select(n).where(n.c.id == claimed.id)).mappings().one()
-    return _claimed(row, _threads(connection, [row])).thread
+    """`claimed`'s thread memory as stored now. Only a group member's can have changed since it
+    was claimed (its group's thread, told of by another of the batch or another deliverer):
+    a row's own thread has no other pending row before it."""
+    notice = claimed.notification
+    if notice.thread_incident_id is None:
+        return claimed.thread
+    return _thread_of(notice, _threads(connection, notice.receiver, [notice]))
+
+
+#: A pending backlog this large may have come in one burst, since PostgreSQL's autovacuum last
+#: sampled the outbox: planned on the sample before it (a few rows), each look for claimable
+#: rows becomes a nested loop over the whole backlog (5.5 s a look at 5,000, 35 ms after).
+FRESH_STATISTICS_AT = 1000
+
+
+def fresh_statistics(engine: Engine) -> bool:
+    """On PostgreSQL, sample the outbox again (ANALYZE) before delivering a large backlog; True
+    when it did. A database user that does not own the table gets a warning and the old plan."""
+    if engine.dialect.name != "postgresql":
+        return False
+    with engine.connect() as connection:
+        backlog = connection.execute(
+            sa.select(sa.func.count()).where(n.c.status == "pending")
+        ).scalar_one()
+        if backlog < FRESH_STATISTICS_AT:
+            return False
+        connection.exec_driver_sql(f"ANALYZE {n.name}")
+        connection.commit()
+    return True
 
 
 def pending_receivers(engine: Engine) -> list[str]:

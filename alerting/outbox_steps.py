@@ -16,6 +16,27 @@ from alerting.receivers.base import Thread
 from alerting.tables import notifications, receiver_threads
 
 n = notifications
+# built once: a delivery run writes one of each per notification
+_ROW = n.update().where(n.c.id == sa.bindparam("b_id"))
+_START = _ROW.where(n.c.lease_holder == sa.bindparam("b_holder"), n.c.status == "pending").values(
+    step_started=sa.bindparam("step_started"),
+    step_started_at=sa.bindparam("step_started_at"),
+    lease_until=sa.bindparam("lease_until"),
+    attempts=n.c.attempts + 1,
+)
+_STEP_DONE = _ROW.values(
+    steps_done=sa.bindparam("steps_done"),
+    last_error=sa.bindparam("last_error"),
+    step_started=None,
+    step_started_at=None,
+)
+_SENT = _STEP_DONE.values(
+    status="sent", sent_at=sa.bindparam("sent_at"), lease_holder=None, lease_until=None
+)
+_UPDATE_THREAD = receiver_threads.update().where(
+    receiver_threads.c.incident_id == sa.bindparam("b_incident"),
+    receiver_threads.c.receiver == sa.bindparam("b_receiver"),
+)
 
 
 def start_step(
@@ -32,14 +53,14 @@ def start_step(
     before its call, and return the row's thread memory as stored; None when the lease was lost
     to another deliverer, who now owns the row."""
     begun = connection.execute(
-        n.update()
-        .where(n.c.id == claimed.id, n.c.lease_holder == holder, n.c.status == "pending")
-        .values(
-            step_started=step,
-            step_started_at=now,
-            lease_until=(now if lease_now is None else lease_now) + lease,
-            attempts=n.c.attempts + 1,
-        )
+        _START,
+        {
+            "b_id": claimed.id,
+            "b_holder": holder,
+            "step_started": step,
+            "step_started_at": now,
+            "lease_until": (now if lease_now is None else lease_now) + lease,
+        },
     ).rowcount
     return stored_thread(connection, claimed) if begun else None
 
@@ -57,22 +78,22 @@ def finish_step(
     """Record a confirmed step with the receiver's thread memory; the last step marks the row
     sent and ends the lease."""
     values: dict[str, object] = {
+        "b_id": claimed.id,
         "steps_done": steps_done,
-        "step_started": None,
-        "step_started_at": None,
         "last_error": error,
     }
     if sent:
-        values.update(status="sent", sent_at=now, lease_holder=None, lease_until=None)
-    connection.execute(n.update().where(n.c.id == claimed.id).values(**values))
+        connection.execute(_SENT, {**values, "sent_at": now})
+    else:
+        connection.execute(_STEP_DONE, values)
     if thread != claimed.thread:
         connection.execute(
-            receiver_threads.update()
-            .where(
-                receiver_threads.c.incident_id == claimed.notification.incident_id,
-                receiver_threads.c.receiver == claimed.notification.receiver,
-            )
-            .values(thread=json.dumps(thread, sort_keys=True))
+            _UPDATE_THREAD,
+            {
+                "b_incident": claimed.notification.incident_id,
+                "b_receiver": claimed.notification.receiver,
+                "thread": json.dumps(thread, sort_keys=True),
+            },
         )
 
 
