@@ -101,7 +101,8 @@ def _concurrency(receiver: Receiver | None) -> int:
 class _ReceiverRun:
     """One receiver's share of a delivery run. Rows are leased CLAIM_BATCH at a time, and each
     confirmed step is written in the transaction that begins the next (alerting.outbox_steps):
-    about one commit per notification, with never more than one step begun and unconfirmed."""
+    about one commit per notification, with never more than one step begun and unconfirmed per
+    send in flight (one, or the receiver's `concurrent_sends`)."""
 
     engine: Engine
     name: str
