@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 
 #: A corrupt SQLite file: runs meanwhile spool their outcomes (operations §7).
 _RECOVER = (
-    "move the file aside (keep it: `sqlite3 FILE .recover` may save its history) or restore a "
-    "backup; the next run creates a fresh database and records the spooled outcomes"
+    "move the file aside with its FILE-wal and FILE-shm (keep them: `sqlite3 FILE .recover` may "
+    "save its history) or restore a backup; the next run creates a fresh database and records "
+    "the spooled outcomes"
 )
 #: Modules a Python predicate needs on the executors besides the check packages.
 ARROW_MODULES = ("pandas", "pyarrow")
