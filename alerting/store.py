@@ -236,10 +236,16 @@ class NotificationStore:
             return notification
         return replace(notification, thread_incident_id=found[0], thread_fingerprint=found[1])
 
-    def suppressed_threads(self) -> list[tuple[int, str]]:
-        """(incident id, receiver) of every thread whose latest notification was suppressed."""
+    def suppressed_threads(self) -> list[tuple[int, str, str, str]]:
+        """(incident id, receiver, check, fingerprint) of every thread whose latest notification
+        was suppressed."""
         rows = self.connection.execute(
-            sa.select(notifications.c.incident_id, notifications.c.receiver)
+            sa.select(
+                notifications.c.incident_id,
+                notifications.c.receiver,
+                incidents.c.check_name,
+                incidents.c.fingerprint,
+            )
             .join(
                 receiver_threads,
                 sa.and_(
@@ -248,10 +254,11 @@ class NotificationStore:
                     receiver_threads.c.sequence == notifications.c.sequence,
                 ),
             )
+            .join(incidents, incidents.c.id == notifications.c.incident_id)
             .where(notifications.c.status == "suppressed")
             .order_by(notifications.c.incident_id, notifications.c.receiver)
         )
-        return [(int(incident_id), str(receiver)) for incident_id, receiver in rows]
+        return [(int(i), str(receiver), str(check), str(f)) for i, receiver, check, f in rows]
 
     def links_if_suppressed(
         self, incident_id: int, thread: ReceiverThread

@@ -101,11 +101,13 @@ def recording_rate(count: int, batch: int, directory: Path) -> dict[str, float]:
 
 def delivery_ticks(directory: Path, ticks: int = 3) -> list[dict[str, int]]:
     """Each tick's delivery (60 s budget) of the batched database's backlog."""
-    engine = project_database(f"sqlite:///{directory / f'record_{recording.BATCH}.db'}")
+    path = directory / f"record_{recording.BATCH}.db"
+    engine = project_database(f"sqlite:///{path}")
     receivers = {name: Instant(name, 1.0 if name == "chat" else None) for name in RECEIVERS}
     rows = []
     for tick in range(ticks):
         now = NOW + dt.timedelta(minutes=15 * tick)
+        began = time.perf_counter()
         deliver_pending(engine, receivers, now)
         critical = sa.case((notifications.c.level == int(AlertLevel.CRITICAL), ":c"), else_="")
         with engine.connect() as connection:
@@ -117,9 +119,16 @@ def delivery_ticks(directory: Path, ticks: int = 3) -> list[dict[str, int]]:
             counts = {f"{status}{kind}": int(count) for status, kind, count in found}
         pending = counts.get("pending", 0) + counts.get("pending:c", 0)
         folded = counts.get("grouped", 0)
+        with engine.connect() as connection:
+            still_open = connection.execute(
+                sa.select(sa.func.count()).where(incidents.c.status == "open")
+            ).scalar_one()
         rows.append(
             {
                 **{n: r.sent for n, r in receivers.items()},
+                "open": int(still_open),
+                "seconds": round(time.perf_counter() - began, 1),
+                "kib": int(sum(f.stat().st_size for f in directory.glob(f"{path.name}*")) / 1024),
                 "backlog": pending,
                 "critical": counts.get("pending:c", 0),
                 "digested": folded,
@@ -164,15 +173,16 @@ def main(count: int, baseline: int) -> str:
         "## Delivery of the backlog, tick by tick (receivers answering at once, 60 s budget;",
         "chat at Slack's one message a second, so its backlog past 60 a run is a digest)",
         "",
-        "| tick | "
+        "| tick | incidents open | delivery (s) | "
         + " | ".join(f"{n} sent" for n in RECEIVERS)
-        + " | backlog after | CRITICAL left | listed in a digest |",
-        "|---|" + "---|" * (len(RECEIVERS) + 3),
+        + " | backlog after | CRITICAL left | listed in a digest | database (KiB, with -wal) |",
+        "|---|---|---|" + "---|" * (len(RECEIVERS) + 4),
     ]
     for tick, row in enumerate(ticks, 1):
         sent = " | ".join(str(row[n]) for n in RECEIVERS)
         lines.append(
-            f"| {tick} | {sent} | {row['backlog']} | {row['critical']} | {row['digested']} |"
+            f"| {tick} | {row['open']} | {row['seconds']} | {sent} | {row['backlog']} | "
+            f"{row['critical']} | {row['digested']} | {row['kib']:,} |"
         )
     return "\n".join(lines)
 

@@ -57,10 +57,15 @@ def json_safe(value: object) -> object:
     return str(value)
 
 
+#: `CheckOutcome.unexcused` not given: every failing element is unexcused.
+UNEXCUSED_ALL = -1
+
+
 @dataclass(frozen=True)
 class CheckOutcome:
     """One run of one check. `failing`/`total` count elements (rows, keys, constraints...);
-    `unexcused` are failing elements that no KnownBroken key excuses."""
+    `unexcused` are failing elements that no KnownBroken key excuses (all of them when not
+    given: an outcome built by hand excuses nothing)."""
 
     check: str
     status: Status
@@ -70,7 +75,7 @@ class CheckOutcome:
     level_reason: str = ""
     failing: int = 0
     total: int = 0
-    unexcused: int = 0
+    unexcused: int = UNEXCUSED_ALL
     error: str | None = None
     description: str = ""
     tolerance: str = ""
@@ -105,6 +110,10 @@ class CheckOutcome:
     tags: tuple[str, ...] = ()
     #: Evaluations in this run: 2 when an ERROR was evaluated again before it was recorded.
     attempts: int = 1
+
+    def __post_init__(self) -> None:
+        if self.unexcused == UNEXCUSED_ALL:
+            object.__setattr__(self, "unexcused", self.failing)
 
     @property
     def share(self) -> float:

@@ -48,7 +48,8 @@ class Receiver(Protocol):
 @runtime_checkable
 class GatheringReceiver(Protocol):
     """A receiver that gathers some notifications of a delivery run into one message (the
-    console's "still failing" line): told when its share of the run is over."""
+    console's "still failing" line), or one connection (email's SMTP session): told when its
+    share of the run is over."""
 
     def end_delivery(self) -> None: ...
 

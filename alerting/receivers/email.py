@@ -1,6 +1,7 @@
 """Email over SMTP with STARTTLS and a verifying SSL context: HTML and plain text, and every mail
 of an incident threaded under the first one (Message-ID / In-Reply-To / References). Message-IDs
-derive from the dedup key, so a retried mail keeps its identity."""
+derive from the dedup key, so a retried mail keeps its identity. A delivery run sends its mails
+over one SMTP session (one connection, TLS handshake and login), closed when its share ends."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import html
 import os
 import smtplib
 import ssl
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from email.message import EmailMessage
 from email.utils import format_datetime
 
@@ -143,6 +146,8 @@ class EmailReceiver:
         self.starttls, self.ssl_context, self.timeout_s = starttls, ssl_context, timeout_s
         self.ca_file = ca_file
         self.domain = sender.rpartition("@")[2] or "dq-checkers"
+        self._open: smtplib.SMTP | None = None  # kept between mails of one delivery run
+        self._lock = threading.Lock()
 
     def send(
         self, notification: Notification, thread: Thread, step: int, *, in_flight: bool = False
@@ -156,13 +161,7 @@ class EmailReceiver:
         except OSError as exc:  # a CA file that cannot be read: fix the setting, never retry
             return Delivery(ok=False, error=f"cannot read the SMTP CA file: {exc}")
         try:
-            with smtplib.SMTP(self.host, self.port, timeout=self.timeout_s) as smtp:
-                smtp.ehlo()
-                if context is not None:
-                    smtp.starttls(context=context)
-                    smtp.ehlo()
-                if self.username_env and self.password_env:
-                    smtp.login(os.environ[self.username_env], os.environ[self.password_env])
+            with self._session(context) as smtp:
                 refused = smtp.send_message(msg)
         except smtplib.SMTPRecipientsRefused as exc:
             return Delivery(ok=False, error=f"all recipients refused: {sorted(exc.recipients)}")
@@ -191,6 +190,47 @@ class EmailReceiver:
         partial = f"refused: {sorted(refused)}" if refused else None
         return Delivery(ok=True, steps_done=1, error=partial)
 
+    @contextmanager
+    def _session(self, context: ssl.SSLContext | None) -> Iterator[smtplib.SMTP]:
+        """The delivery run's open SMTP session (one connection, TLS and login for many mails),
+        or a new one; a session that failed is closed and forgotten, never reused."""
+        with self._lock:
+            smtp, self._open = self._open, None
+        if smtp is not None and not _alive(smtp):
+            smtp = None
+        try:
+            smtp = smtp or self._connect(context)
+            yield smtp
+        except BaseException:
+            if smtp is not None:
+                _close(smtp)
+            raise
+        with self._lock:
+            smtp, self._open = self._open, smtp
+        if smtp is not None:  # another thread's session came back first: one is enough
+            _close(smtp)
+
+    def _connect(self, context: ssl.SSLContext | None) -> smtplib.SMTP:
+        smtp = smtplib.SMTP(self.host, self.port, timeout=self.timeout_s)
+        try:
+            smtp.ehlo()
+            if context is not None:
+                smtp.starttls(context=context)
+                smtp.ehlo()
+            if self.username_env and self.password_env:
+                smtp.login(os.environ[self.username_env], os.environ[self.password_env])
+        except BaseException:
+            _close(smtp)
+            raise
+        return smtp
+
+    def end_delivery(self) -> None:
+        """The delivery run's share is over: QUIT the open session."""
+        with self._lock:
+            smtp, self._open = self._open, None
+        if smtp is not None:
+            _close(smtp)
+
     def _tls_context(self) -> ssl.SSLContext:
         """A verifying context: the given factory's, else one trusting `ca_file` (or
         $DQ_SMTP_CA_FILE) instead of the system's CAs when set."""
@@ -198,3 +238,19 @@ class EmailReceiver:
             return self.ssl_context()
         ca_file = self.ca_file or os.environ.get(CA_FILE_ENV) or None
         return ssl.create_default_context(cafile=ca_file)
+
+
+def _alive(smtp: smtplib.SMTP) -> bool:
+    """Whether a kept session still answers (the server may have closed it meanwhile)."""
+    try:
+        return smtp.noop()[0] == 250
+    except (smtplib.SMTPException, OSError):
+        _close(smtp)
+        return False
+
+
+def _close(smtp: smtplib.SMTP) -> None:
+    try:
+        smtp.quit()
+    except (smtplib.SMTPException, OSError):
+        smtp.close()

@@ -112,7 +112,11 @@ def _client_url(n: Notification) -> dict[str, str]:
 
 
 class PagerDutyReceiver:
-    """Sends to the service whose Events API v2 routing key is in `routing_key_env`."""
+    """Sends to the service whose Events API v2 routing key is in `routing_key_env`, up to
+    `concurrent_sends` events at once (a repeat is harmless: PagerDuty collapses it by
+    dedup_key)."""
+
+    concurrent_sends = 4
 
     def __init__(
         self,

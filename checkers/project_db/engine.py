@@ -5,6 +5,7 @@ No migration here: scheduling.schema.project_database migrates."""
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -57,15 +58,36 @@ def timeouts(url: sa.engine.URL) -> dict[str, object]:
 def _sqlite_engine(url: str) -> Engine:
     """Every transaction starts with BEGIN IMMEDIATE (the write lock up front), so two processes
     never deadlock upgrading a read lock to a write lock; a writer waits for the other's lock
-    (busy timeout) instead of failing with "database is locked"."""
+    (busy timeout) instead of failing with "database is locked". The file is in WAL mode with
+    synchronous=NORMAL (write_ahead_log)."""
     engine = sa.create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S})
 
     @sa.event.listens_for(engine, "connect")
-    def _no_implicit_begin(dbapi_connection: object, _record: object) -> None:
-        dbapi_connection.isolation_level = None  # type: ignore[attr-defined]
+    def _no_implicit_begin(dbapi_connection: sqlite3.Connection, _record: object) -> None:
+        dbapi_connection.isolation_level = None
+        write_ahead_log(dbapi_connection)
 
     @sa.event.listens_for(engine, "begin")
     def _begin_immediate(connection: Connection) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
+
+
+def write_ahead_log(connection: sqlite3.Connection) -> bool:
+    """Put the file in WAL mode (it stays so) and commit with synchronous=NORMAL: a commit
+    appends to the `-wal` file without waiting for the disk, so a delivery run's commits cost
+    microseconds, not a disk flush each (on a busy disk, tens of milliseconds). A killed process
+    loses nothing committed; a power cut or an OS crash may lose the last commits, never the
+    file. Readers no longer wait for the writer. A file that cannot switch now (read-only, or
+    another process holds it) keeps its mode until a later connection; False then. SQLite
+    creates `-wal` and `-shm` with the database file's permissions (owner-only)."""
+    mode = str(connection.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+    if mode not in ("wal", "memory"):
+        try:
+            mode = str(connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]).lower()
+        except sqlite3.OperationalError:  # read-only, or locked by another process
+            return False
+    if mode == "wal":
+        connection.execute("PRAGMA synchronous=NORMAL")
+    return mode == "wal"

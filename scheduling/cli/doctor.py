@@ -6,7 +6,7 @@ shipped check packages import there)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 
 #: A corrupt SQLite file: runs meanwhile spool their outcomes (operations §7).
 _RECOVER = (
-    "move the file aside (keep it: `sqlite3 FILE .recover` may save its history) or restore a "
-    "backup; the next run creates a fresh database and records the spooled outcomes"
+    "move the file aside with its FILE-wal and FILE-shm (keep them: `sqlite3 FILE .recover` may "
+    "save its history) or restore a backup; the next run creates a fresh database and records "
+    "the spooled outcomes"
 )
 #: Modules a Python predicate needs on the executors besides the check packages.
 ARROW_MODULES = ("pandas", "pyarrow")
@@ -95,8 +96,8 @@ def files_finding(config: Config) -> Finding:
     url = sa.engine.make_url(database_url(config.database_url))
     state = config.state_path
     paths = [state, state / "spool", state / "failing", state / "spool" / "outcomes.jsonl"]
-    if url.get_backend_name() == "sqlite" and url.database:
-        paths.append(Path(url.database))
+    if url.get_backend_name() == "sqlite" and url.database:  # and its WAL files, when present
+        paths += [Path(f"{url.database}{end}") for end in ("", "-wal", "-shm")]
     loose = [f"{p} is {mode}" for p in paths if (mode := looser_than_private(p))]
     if loose:
         fix = "chmod 700 the folders and 600 the files (dq creates them so)"
@@ -185,8 +186,11 @@ def _probe(packages: Sequence[str]) -> Callable[[object], str]:
     return probe
 
 
-def executors_finding(spark: SparkSession, packages: Sequence[str]) -> Finding:
-    """Ships the check packages as a run would, then imports them in a Python UDF."""
+def executors_finding(
+    spark: SparkSession, packages: Sequence[str], broken_here: Collection[str] = ()
+) -> Finding:
+    """Ships the check packages as a run would, then imports them in a Python UDF. A module
+    that fails to import here too (`broken_here`) is the checks finding's, not the executors'."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType
 
@@ -198,11 +202,14 @@ def executors_finding(spark: SparkSession, packages: Sequence[str]) -> Finding:
     except Exception as exc:
         return Finding("executors", False, _failure(exc), fix)
     version, *problems = answer.splitlines()
+    problems = [p for p in problems if p.split(":", 1)[0] not in broken_here]
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         detail = f"{version}: {explain_worker_error(problems[0])}{more}"
         return Finding("executors", False, detail, fix)
     detail = f"{version} runs Python predicates and imports {', '.join(packages)}"
+    if broken_here:
+        detail += f" (not {', '.join(sorted(broken_here))}, which fail here too: see checks)"
     return Finding("executors", True, detail)
 
 
@@ -226,8 +233,16 @@ def doctor(config: Config, *, spark: SparkSession | None = None) -> list[Finding
         return [*findings, Finding("spark", False, _failure(exc), fix)]
     findings.append(spark_finding(session))
     if findings[-1].ok:
-        findings.append(executors_finding(session, packages))
+        findings.append(executors_finding(session, packages, _broken_modules(packages)))
     return findings
+
+
+def _broken_modules(packages: Sequence[str]) -> set[str]:
+    """Modules of `packages` with a definition problem on this machine (a plain import of them,
+    as the executors' probe does, raises it)."""
+    from checks.registry import discover_all
+
+    return {p.module for p in discover_all(packages).problems if p.module}
 
 
 def _session() -> SparkSession:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from alerting.receivers import PagerDutyReceiver, Receiver, SlackReceiver
 from checkers import AlertLevel, CheckOutcome, Status
 from scheduling.schema import project_database
 from tests.alerting.servers import (
@@ -93,3 +94,15 @@ def receivers(http, smtp, certificate, monkeypatch):
     monkeypatch.setenv("SLACK_BOT_TOKEN", SLACK_TOKEN)
     monkeypatch.setenv("PAGERDUTY_ROUTING_KEY", PAGERDUTY_KEY)
     return loopback_receivers(http, smtp[0], certificate[0])
+
+
+@pytest.fixture
+def paced_slack(http, slack, monkeypatch) -> dict[str, Receiver]:
+    """Slack at the stand-in's one post a second, and PagerDuty answering at once."""
+    monkeypatch.setenv("SLACK_BOT_TOKEN", SLACK_TOKEN)
+    monkeypatch.setenv("PAGERDUTY_ROUTING_KEY", PAGERDUTY_KEY)
+    slack.per_second = 1.0
+    return {
+        "slack": SlackReceiver("slack", "c0dq", base_url=f"{http}/api/"),
+        "pagerduty": PagerDutyReceiver("pagerduty", url=f"{http}/v2/enqueue"),
+    }

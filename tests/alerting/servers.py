@@ -331,12 +331,18 @@ class Mailbox:
     def __init__(self, delay_s: float = 0.0) -> None:
         self.messages: list[Message] = []
         self.tls: list[bool] = []
+        self.peers: list[object] = []  # each mail's client address: one per SMTP connection
+        self.refusing = 0  # the next mails answered 451
         self.gates = Gates()
         self.delay_s = delay_s
 
     async def handle_DATA(self, server, session, envelope):
+        if self.refusing:  # a transient refusal of this mail (the session stays open)
+            self.refusing -= 1
+            return "451 4.3.0 try again later"
         self.messages.append(message_from_bytes(envelope.content))
         self.tls.append(session.ssl is not None)
+        self.peers.append(session.peer)
         # a held mail is stored, its "250 OK" not yet sent; other sessions keep being served
         await asyncio.get_running_loop().run_in_executor(None, self.gates.passing, "DATA")
         await asyncio.sleep(self.delay_s)

@@ -12,14 +12,12 @@ import sqlalchemy as sa
 from alerting import EscalationPolicy, deliver_pending
 from alerting.delivery import RetryPolicy
 from alerting.model import Notification
-from alerting.receivers.pagerduty import PagerDutyReceiver
-from alerting.receivers.slack import SlackReceiver
 from alerting.tables import notifications
 from checkers import AlertLevel
 from scheduling.claims import hold_windows
 from scheduling.settings import Settings
 from scheduling.tick.record import Recording, record_all
-from tests.alerting.conftest import PAGERDUTY_KEY, SLACK_TOKEN, T0, outcome
+from tests.alerting.conftest import T0, outcome
 
 LEVELS = (AlertLevel.CRITICAL, AlertLevel.ERROR, AlertLevel.WARNING)
 COUNT = 120
@@ -58,15 +56,9 @@ def _rows(engine, receiver: str) -> list[sa.Row]:
 
 
 def test_a_backlog_over_slacks_rate_is_a_digest_and_every_critical_pages(
-    engine, http, slack, pagerduty, monkeypatch
+    engine, paced_slack, slack, pagerduty
 ):
-    monkeypatch.setenv("SLACK_BOT_TOKEN", SLACK_TOKEN)
-    monkeypatch.setenv("PAGERDUTY_ROUTING_KEY", PAGERDUTY_KEY)
-    slack.per_second = 1.0
-    receivers = {
-        "slack": SlackReceiver("slack", "c0dq", base_url=f"{http}/api/"),
-        "pagerduty": PagerDutyReceiver("pagerduty", url=f"{http}/v2/enqueue"),
-    }
+    receivers = paced_slack
     _open_incidents(engine)
     retry = RetryPolicy(budget_s=20.0)  # at Slack's one post a second: 20 posts a run
     for tick in range(2):

@@ -109,8 +109,8 @@ def test_a_member_recorded_after_a_deliverer_took_the_root_replies_in_the_thread
 ):
     policy = EscalationPolicy(routes={"slack": W}, repeat_every=None, group_by=("owner",))
     handle_outcome(engine, outcome(E, check="billing_first"), policy, T0)
-    taken = outbox.claim_next(engine, "slack", holder="other", now=T0, lease=HOUR)
-    assert taken is not None  # another deliverer holds the root: too late to list a member on it
+    taken = outbox.claim_many(engine, "slack", holder="other", now=T0, lease=HOUR)
+    assert taken  # another deliverer holds the root: too late to list a member on it
     handle_outcome(engine, outcome(E, check="billing_late"), policy, T0)
     later = T0 + 2 * HOUR  # the other deliverer died; its lease ran out
     assert deliver_pending(engine, {"slack": receivers["slack"]}, later).pending == []

@@ -102,17 +102,21 @@ def test_the_console_gathers_repeats_into_one_still_failing_line(engine, tmp_pat
 def test_a_backlog_is_delivered_most_urgent_first(engine):
     """With more pending than a run can send, CRITICAL goes first, then ERROR, then WARNING,
     each level oldest first; a thread keeps its order."""
-    from alerting import outbox
+    from alerting import outbox, outbox_steps
 
     levels = [AlertLevel.WARNING, AlertLevel.ERROR, AlertLevel.CRITICAL] * 2
     for i, level in enumerate(levels):
         handle_outcome(engine, outcome(level, check=f"check_{i}"), POLICY, T0)
     order = []
-    while claimed := outbox.claim_next(
-        engine, "console", holder="me", now=T0, lease=dt.timedelta(hours=1)
+    while found := outbox.claim_many(
+        engine, "console", holder="me", now=T0, lease=dt.timedelta(hours=1), limit=1
     ):
+        [claimed] = found
         order.append((claimed.notification.level, claimed.notification.outcome.check))
-        outbox.finish_step(engine, claimed, steps_done=1, thread={}, sent=True, now=T0)
+        with engine.begin() as connection:
+            outbox_steps.finish_step(
+                connection, claimed, steps_done=1, thread={}, sent=True, now=T0
+            )
     assert order == [
         (AlertLevel.CRITICAL, "check_2"),
         (AlertLevel.CRITICAL, "check_5"),

@@ -276,3 +276,21 @@ def test_a_group_root_lists_its_members_and_a_member_replies_in_the_thread_only(
     assert reply.args["thread_ts"] == "1.1" and str(reply.args["text"]).startswith("orders_have")
     threaded = build_email(resolved, sender="dq@example.com", recipients=["a@b.c"], domain="x")
     assert threaded["In-Reply-To"] == f"<dq.{'f' * 16}.41.1@x>"
+
+
+def test_an_outcome_built_by_hand_excuses_nothing():
+    """docs/alerting.md builds outcomes without `unexcused`: every failing element is then
+    unexcused (it defaulted to 0, and the alert said "judged on the 0 unexcused")."""
+    from alerting.render import counts
+    from checkers import CheckOutcome, Status
+
+    by_hand = CheckOutcome(
+        "orders_have_amounts", Status.FAILED, AlertLevel.ERROR, failing=3, total=40
+    )
+    assert (by_hand.unexcused, by_hand.excused) == (3, 0)
+    assert counts(by_hand) == "3 of 40 elements failing (7.50%)"
+    excusing = replace(by_hand, unexcused=1)
+    assert counts(excusing).endswith(
+        "2 of them excused by known-broken keys; judged on the 1 unexcused (2.50%)"
+    )
+    assert CheckOutcome.from_dict(excusing.to_dict()) == excusing

@@ -116,3 +116,18 @@ def test_doctor_is_red_for_a_connect_server_that_does_not_answer(worker_env, mon
     assert f"FAIL spark: no Spark Connect server answers at 127.0.0.1:{port}" in out
     assert "fix: check DQ_SPARK_REMOTE / DQ_SPARK_MASTER" in out
     assert "executors" not in out  # nothing to ask without Spark
+
+
+def test_a_broken_check_module_is_blamed_not_the_executors_python(
+    spark, worker_env, monkeypatch, capsys
+):
+    """A module that fails to import everywhere is the checks finding's; the executors, which
+    import every other module with the same Python, stay green."""
+    monkeypatch.setenv("DQ_CHECKS", "tests.checks.broken_checks")
+    monkeypatch.setenv("DQ_DATABASE_URL", f"sqlite:///{worker_env / 'dq.db'}")
+    main(["doctor"])
+    lines = {line.split(":")[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert lines["FAIL checks"]
+    executors = lines["OK   executors"]
+    assert "tests.checks.broken_checks.definitions" in executors
+    assert "fail here too: see checks" in executors

@@ -19,6 +19,7 @@ import pytest
 import sqlalchemy as sa
 
 from alerting.tables import incidents, notifications, runs
+from checkers.project_db import database_engine
 from scheduling.cli.doctor import database_finding, files_finding
 from scheduling.cli.exits import EXIT_INFRA
 from scheduling.config import Config
@@ -141,6 +142,14 @@ def test_files_holding_row_samples_are_private_whatever_the_umask(tmp_path, spar
     previous = os.umask(0o022)
     try:
         assert dq(env, url, "run", "--due", "--at", AT).returncode == 1
+        engine = database_engine(url.render_as_string(hide_password=False))
+        with engine.connect() as connection:  # open: WAL's files exist beside it
+            connection.exec_driver_sql("SELECT count(*) FROM dq_runs")
+            wal = [Path(f"{url.database}-wal"), Path(f"{url.database}-shm")]
+            assert {str(p): mode(p) for p in wal} == {str(p): 0o600 for p in wal}
+        engine.dispose()
+        for path in wal:  # a file that is not a database in its place, without its WAL's pages
+            path.unlink(missing_ok=True)
         Path(url.database).write_bytes(b"not a database, so the next run spools")
         assert dq(env, url, "run", "--due", "--at", "2026-11-22T08:00:00").returncode == 4
     finally:
