@@ -17,7 +17,7 @@ from checkers import AlertLevel
 from scheduling.claims import hold_windows
 from scheduling.settings import Settings
 from scheduling.tick.record import Recording, record_all
-from tests.alerting.conftest import T0, outcome
+from tests.alerting.conftest import SLACK_TOKEN, T0, outcome
 
 LEVELS = (AlertLevel.CRITICAL, AlertLevel.ERROR, AlertLevel.WARNING)
 COUNT = 120
