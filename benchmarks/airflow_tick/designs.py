@@ -121,14 +121,16 @@ def under_airflow(
         run = stand.wait_for_run(dag_id, timeout=timeout_s)
         states = Counter(ti.state for ti in stand.task_instances(dag_id, run.run_id).values())
         started_s = stand.started_s or 0.0
-    summary = ", ".join(f"{n} {s}" for s, n in sorted(states.items(), key=lambda i: str(i[0])))
+    summary = f"{sum(states.values())} task instances: " + ", ".join(
+        f"{n} {s}" for s, n in sorted(states.items(), key=lambda i: str(i[0]))
+    )
     return Tick(
         design,
         run.seconds or 0.0,
         len(logs.applications()),
         logs.reads(),
         _checks_run(work),
-        f"run {run.state}; tasks: {summary}; stand up in {started_s:.0f} s (not counted)",
+        f"run {run.state}; {summary}; stand up in {started_s:.0f} s (not counted)",
     )
 
 

@@ -1,8 +1,9 @@
 """What the DAG's tasks do, apart from Airflow: `evaluate` picks the checks due in the run's
 window and runs them all in one process (one Spark application per tick, one read per source, one
-engine pass per dataset; an ERROR evaluated once more there), `outcome_task` names the task of
-each check's group that shows its outcome, and `settle` turns a failing outcome into that task's
-failure. Airflow is imported only for its exceptions."""
+engine pass per dataset; an ERROR evaluated once more there), `outcome_task` names the kind of
+each outcome, `shown` lists the outcomes the mapped `outcome` task shows (all but the passed
+ones), and `settle` turns a failing outcome into its instance's failure. Airflow is imported
+only for its exceptions."""
 
 from __future__ import annotations
 
@@ -15,7 +16,13 @@ from checkers.outcome import CheckOutcome, Status
 from checks.problems import DefinitionProblem
 from checks.task_states import TaskStates, TaskVerdict
 from scheduling.airflow.manifest import Entry, asset_key, clock_from_spec, manifest_drift
-from scheduling.airflow.outcome_tasks import NOT_RUN, OutcomeFailed
+from scheduling.airflow.outcome_tasks import (
+    NOT_RUN,
+    PASSED,
+    STALE_MANIFEST,
+    OutcomeFailed,
+    outcome_label,
+)
 from scheduling.claims import Claim
 from scheduling.config import Config
 from scheduling.tick.readiness import Readiness
@@ -24,18 +31,20 @@ from scheduling.windows import is_due
 OUTCOMES = "outcomes"  # the XCom key of the summaries evaluate pushes
 CHOSEN = "chosen"  # the XCom key of the names of the checks evaluate ran
 HELD = "held"  # the status of a window another live run is evaluating
-#: The pseudo-check whose ERROR outcome tells the platform's owner the manifest is stale, and
-#: the task that shows it (failed) in the run where the DAG's checks drifted from the code.
-MANIFEST_CHECK, MANIFEST_TASK = "dq_manifest", "manifest"
+#: The pseudo-check whose ERROR outcome tells the platform's owner the manifest is stale; its
+#: `outcome` instance fails in each run where the DAG's checks drifted from the code.
+MANIFEST_CHECK = "dq_manifest"
 
 log = logging.getLogger("dq.outcomes")
 
 Summary = dict[str, object]
+#: One instance of the mapped `outcome` task: {"check": name, "label": its name in the grid}.
+Shown = dict[str, str]
 
 
 def outcome_task(entry: Entry, summary: Summary, defaults: TaskStates) -> str:
-    """Which task of the check's group shows `summary`: ok, tolerated, warning (a failure the
-    task states let pass), critical, failed (at or above the failing level), not_run (an ERROR
+    """The kind of `summary` (outcome_tasks.KINDS): ok, tolerated, warning (a failure the task
+    states let pass), critical, failed (at or above the failing level), not_run (an ERROR
     outcome, a window another run holds, a marker not written)."""
     status, level = str(summary["status"]), str(summary.get("level", "OK"))
     if status == HELD or summary.get("readiness_error"):
@@ -141,11 +150,11 @@ def manifest_failure(summary: Summary | None) -> OutcomeFailed:
 
 def evaluate(
     chosen: Sequence[Entry], start: dt.datetime, end: dt.datetime, *, manifest: Path
-) -> tuple[list[str], dict[str, Summary]]:
+) -> tuple[list[Shown], dict[str, Summary]]:
     """Run the `chosen` checks (those due) for (start, end] together, recorded and alerted as in
     `dq run`, with the workers' code (a check edited since the manifest runs as edited): the
-    tasks to follow (per check, the task its outcome settles, `outcome_task`; `manifest` when
-    the manifest is stale) and each check's summary, also in the task log by severity."""
+    outcomes the mapped `outcome` task shows (`shown`: every one but the passed, and the stale
+    manifest's) and each check's summary, also in the task log by severity."""
     stale = stale_manifest(manifest, Config.from_environment())
     if not chosen and stale is None:
         return [], {}
@@ -163,9 +172,21 @@ def evaluate(
     }
     for summary in summaries.values():
         log_summary(summary)
-    defaults = config.task_states()
-    follow = [f"{e.task_id}.{outcome_task(e, summaries[e.name], defaults)}" for e in chosen]
-    return follow + ([MANIFEST_TASK] if stale is not None else []), summaries
+    return shown(chosen, summaries, config.task_states(), stale=stale is not None), summaries
+
+
+def shown(
+    chosen: Sequence[Entry], summaries: dict[str, Summary], defaults: TaskStates, *, stale: bool
+) -> list[Shown]:
+    """The `outcome` instances of a tick, in the order evaluated: one per check that did not
+    pass, named by its kind and name, and the stale manifest's."""
+    kinds = {e.name: outcome_task(e, summaries[e.name], defaults) for e in chosen}
+    found = [
+        {"check": e.name, "label": outcome_label(kinds[e.name], e.name)}
+        for e in chosen
+        if kinds[e.name] != PASSED
+    ]
+    return found + ([{"check": MANIFEST_CHECK, "label": STALE_MANIFEST}] if stale else [])
 
 
 def tick_done(chosen: Sequence[str] | None, summaries: dict[str, Summary] | None) -> str:
@@ -222,6 +243,15 @@ def settle(
     if verdict is not TaskVerdict.SUCCEED:  # an ERROR was already evaluated twice in-process
         raise OutcomeFailed(str(summary["summary"]))
     return summary
+
+
+def readiness_event(summary: Summary | None) -> dict[str, object] | None:
+    """The asset event's extra (the readiness marker) when the check's run made its guarded
+    asset ready, else None: no event reaches downstream DAGs."""
+    if summary is None or not summary.get("ready"):
+        return None
+    marker = summary.get("marker")
+    return dict(marker) if isinstance(marker, dict) else {}
 
 
 def publication(summary: Summary | None) -> dict[str, object]:

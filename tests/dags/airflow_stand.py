@@ -236,6 +236,27 @@ class AirflowStand:
         task_instance_history with the state the try ended in (a retried try: "failed")."""
         return self.metadata.task_tries(dag_id, run_id)
 
+    def shown(
+        self, dag_id: str, run_id: str, task_id: str = "outcome"
+    ) -> dict[str, list[str | None]]:
+        """A mapped task's instances by their name in the grid (the rendered map index): the
+        states their tries ended in."""
+        tries: dict[str, list[str | None]] = {}
+        for attempt in self.task_tries(dag_id, run_id):
+            if attempt.task_id == task_id and attempt.map_index >= 0:
+                name = attempt.rendered_map_index or str(attempt.map_index)
+                tries.setdefault(name, []).append(attempt.state)
+        return tries
+
+    def map_index(self, dag_id: str, run_id: str, shown: str, task_id: str = "outcome") -> int:
+        """The map index of the instance of `task_id` the grid names `shown`."""
+        [index] = [
+            t.map_index
+            for t in self.task_instances(dag_id, run_id).values()
+            if t.task_id == task_id and t.rendered_map_index == shown
+        ]
+        return index
+
     def xcom(
         self,
         dag_id: str,

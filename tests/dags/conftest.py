@@ -21,11 +21,11 @@ from tests.dags.environment import GATE, ROOT, dag_environment
 from tests.dags.probe_dags import PROBE, PROBE_ENV
 from tests.dags.spark_events import EventLogs
 
-#: The two intervals the dq DAG replays: (06:45, 07:00] (test_scheduled_tick and
-#: test_operated_tick), then (07:00, 07:15] (test_operated_tick: what repeats, and what does not,
-#: when a broken check and a stale manifest are still there a tick later).
+#: The three intervals the dq DAG replays: (06:45, 07:00] (test_scheduled_tick and
+#: test_operated_tick), then (07:00, 07:15] and (07:15, 07:30] (test_operated_tick: what repeats,
+#: and what does not, when a broken check and a stale manifest are still there ticks later).
 TICK_START = "2026-11-22T06:45:00+00:00"
-LAST_TICK_START = "2026-11-22T07:00:00+00:00"
+LAST_TICK_START = "2026-11-22T07:15:00+00:00"
 DQ_DAGS = [ROOT / "dags" / "dq_checks.py", *(ROOT / "examples" / "airflow" / "dags").glob("*.py")]
 
 

@@ -29,7 +29,9 @@ def airflow_env(tmp_path_factory, migrated_airflow_db) -> dict[str, str]:
 def _dagbag(env: dict[str, str]) -> list[str]:
     code = (
         "from airflow.dag_processing.dagbag import DagBag; import sys; "
-        "bag = DagBag(); print(sorted(bag.dags)); print(list(bag.import_errors.values())); "
+        "bag = DagBag(); dq = bag.dags.get('dq_checks'); "
+        "print(sorted(dq.task_ids) if dq else None, len(dq.params) if dq else None); "
+        "print(sorted(bag.dags)); print(list(bag.import_errors.values())); "
         "print('pyspark' in sys.modules, 'checks' in sys.modules)"
     )
     return subprocess.run(
@@ -38,9 +40,12 @@ def _dagbag(env: dict[str, str]) -> list[str]:
 
 
 def test_dagbag_parses_without_spark_or_the_checks(airflow_env):
-    dags, errors, imported = _dagbag(airflow_env)[-3:]
+    tasks, dags, errors, imported = _dagbag(airflow_env)[-4:]
     assert dags == "['dq_checks']" and errors == "[]"
     assert imported == "False False"  # parsing imported neither Spark nor the checks
+    # three tasks, whatever the number of checks (the committed manifest's): a tick's task
+    # instances are evaluate, tick and one `outcome` instance per check that did not pass
+    assert tasks == "['evaluate', 'outcome', 'tick'] 0"
 
 
 def test_a_stale_manifest_still_parses_a_missing_one_is_the_import_error(airflow_env, tmp_path):

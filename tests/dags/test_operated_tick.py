@@ -1,4 +1,4 @@
-"""The DAG as a platform team operates it, from the package's stand: two scheduled ticks in a row
+"""The DAG as a platform team operates it, from the package's stand: three scheduled ticks in a row
 with a team's check file edited after the manifest was generated (stale) and one check whose
 definition is broken. The stale manifest stops nothing and tells the platform's owner once; the
 broken check fails its own task each tick, retried in-process only when its incident opens; the
@@ -21,12 +21,12 @@ from tests.dags.conftest import LAST_TICK_START, TICK_START
 pytestmark = pytest.mark.slow
 
 BROKEN = "numbers_broken_definition"
-STARTS = [dt.datetime.fromisoformat(TICK_START) + dt.timedelta(minutes=15 * n) for n in range(2)]
+STARTS = [dt.datetime.fromisoformat(TICK_START) + dt.timedelta(minutes=15 * n) for n in range(3)]
 
 
 @pytest.fixture(scope="module")
 def ticks(shared_stand) -> tuple[AirflowStand, list[DagRun]]:
-    """The stand's two scheduled runs of the dq DAG, (06:45, 07:00] and (07:00, 07:15]."""
+    """The stand's three scheduled runs of the dq DAG, (06:45, 07:00] to (07:15, 07:30]."""
     stand = shared_stand.stand
     last = dt.datetime.fromisoformat(LAST_TICK_START)
     stand.wait_for_run("dq_checks", lambda r: r.data_interval_start == last, timeout=900)
@@ -34,8 +34,8 @@ def ticks(shared_stand) -> tuple[AirflowStand, list[DagRun]]:
     return stand, [by_start[s] for s in STARTS]
 
 
-def _tries(stand: AirflowStand, run: DagRun, task_id: str) -> list[str | None]:
-    return [t.state for t in stand.task_tries("dq_checks", run.run_id) if t.task_id == task_id]
+STALE = "✖ manifest out of date"
+BROKEN_SHOWN = f"✖ could not run · {BROKEN}"
 
 
 def test_a_stale_manifest_stops_nothing_and_tells_the_platform_once(ticks, shared_stand):
@@ -44,10 +44,14 @@ def test_a_stale_manifest_stops_nothing_and_tells_the_platform_once(ticks, share
     assert listed.returncode == 0 and "No data found" in listed.stdout, listed.stdout
     assert stand.metadata.import_errors() == {}
     for run in runs_:  # every check of the last good manifest ran, the edited one as edited
-        assert _tries(stand, run, "team_letters_short.ok") == ["success"]
-        assert _tries(stand, run, "letters_present.ok") == ["success"]
-        assert _tries(stand, run, "manifest") == ["failed"]  # visible in each tick's grid
-    log = stand.task_log("dq_checks", runs_[0].run_id, "manifest")
+        summaries = stand.xcom("dq_checks", run.run_id, "evaluate", key="outcomes")
+        assert summaries["team_letters_short"]["status"] == "passed"
+        assert summaries["letters_present"]["status"] == "passed"
+        assert stand.shown("dq_checks", run.run_id)[STALE] == ["failed"]  # in each tick's grid
+    first = runs_[0].run_id
+    log = stand.task_log(
+        "dq_checks", first, "outcome", map_index=stand.map_index("dq_checks", first, STALE)
+    )
     assert "out of date with the checks (team_edits: changed team_edits.py)" in log
     alerts = (shared_stand.home / "state" / "alerts.jsonl").read_text().splitlines()
     told = [json.loads(a) for a in alerts if '"dq_manifest"' in a]
@@ -62,7 +66,7 @@ def test_a_stale_manifest_stops_nothing_and_tells_the_platform_once(ticks, share
 
 def test_a_broken_check_fails_its_task_not_the_runs_and_is_retried_once(ticks):
     stand, runs_ = ticks
-    assert [r.state for r in runs_] == ["success"] * 2  # the tick leaf: every check evaluated
+    assert [r.state for r in runs_] == ["success"] * 3  # the tick leaf: every check evaluated
     engine = sa.create_engine(stand.env["DQ_DATABASE_URL"])
     with engine.connect() as connection:
         query = sa.select(runs.c.outcome).where(runs.c.check_name == BROKEN).order_by(runs.c.id)
@@ -70,60 +74,60 @@ def test_a_broken_check_fails_its_task_not_the_runs_and_is_retried_once(ticks):
         opened = connection.execute(
             sa.select(incidents.c.failing_runs).where(incidents.c.check_name == BROKEN)
         ).all()
-    assert [o["status"] for o in outcomes] == ["error"] * 2
-    assert [o["attempts"] for o in outcomes] == [2, 1]  # retried as its incident opened, not after
+    assert [o["status"] for o in outcomes] == ["error"] * 3
+    # retried in-process as its incident opened, not in the ticks after
+    assert [o["attempts"] for o in outcomes] == [2, 1, 1]
     assert "no_such_column" in outcomes[0]["error"]
-    assert opened == [(2,)]  # one incident, two failing runs
+    assert opened == [(3,)]  # one incident, three failing runs
     for run in runs_:
-        assert _tries(stand, run, f"{BROKEN}.not_run") == ["failed"]  # no Airflow retry
+        assert stand.shown("dq_checks", run.run_id)[BROKEN_SHOWN] == ["failed"]  # no retry
 
 
 def _grid(stand: AirflowStand, run: DagRun) -> dict[str, tuple[str, str | None]]:
-    """What the REST API gives the grid: task id -> (display name, state)."""
+    """What the REST API gives the grid of the mapped `outcome` task: the instance's name
+    (rendered map index) -> (task display name, state)."""
     url = (
         f"http://127.0.0.1:{stand.api_port}/api/v2/dags/dq_checks/dagRuns/"
         f"{run.run_id}/taskInstances?limit=500"
     )
     with urllib.request.urlopen(url, timeout=30) as answer:
         found = json.load(answer)["task_instances"]
-    return {t["task_id"]: (t["task_display_name"], t["state"]) for t in found}
+    return {
+        t["rendered_map_index"]: (t["task_display_name"], t["state"])
+        for t in found
+        if t["task_id"] == "outcome"
+    }
 
 
 def test_the_grid_shows_each_outcomes_level_and_a_red_task_fails_in_one_line(ticks):
     stand, runs_ = ticks
     grid = _grid(stand, runs_[0])
-    shown = {
-        task: grid[task]
-        for task in (
-            "every_quarter_positive.critical",
-            "numbers_odd.failed",
-            "numbers_below_three.warning",
-            "numbers_from_missing_file.not_run",
-            "letters_lowercase.tolerated",
-        )
-    }
-    assert shown == {
-        "every_quarter_positive.critical": ("✖ CRITICAL", "failed"),
-        "numbers_odd.failed": ("✖ FAILED", "failed"),
-        "numbers_below_three.warning": ("⚠ warning", "success"),
-        "numbers_from_missing_file.not_run": ("✖ could not run", "failed"),
-        "letters_lowercase.tolerated": ("≈ tolerated", "success"),
-    }
-    log = stand.task_log("dq_checks", runs_[0].run_id, "numbers_odd.failed")
-    path = stand.task_log_path("dq_checks", runs_[0].run_id, "numbers_odd.failed")
+    assert {name: grid[name] for name in GRID} == {n: ("outcome", s) for n, s in GRID.items()}
+    first = runs_[0].run_id
+    index = stand.map_index("dq_checks", first, "✖ FAILED · numbers_odd")
+    log = stand.task_log("dq_checks", first, "outcome", map_index=index)
+    path = stand.task_log_path("dq_checks", first, "outcome", map_index=index)
     records = [json.loads(line) for line in path.read_text().splitlines() if line.startswith("{")]
     exited = [r for r in records if r.get("event") == "Task exited"]
     one_line = "numbers_odd: FAILED (level ERROR), 1/3 failing (33.33%); failing keys: -2"
     assert [r["exit_code"] for r in exited] == [one_line]  # the failure's message: one line
     assert one_line in log.splitlines()
     assert "Traceback" not in path.read_text() and not any(r.get("error_detail") for r in records)
-    evaluate = stand.task_log_path("dq_checks", runs_[0].run_id, "evaluate").read_text()
+    evaluate = stand.task_log_path("dq_checks", first, "evaluate").read_text()
     lines = [json.loads(x) for x in evaluate.splitlines() if x.startswith("{")]
     errors = [str(x.get("event")) for x in lines if x.get("level") == "error"]
     # filtering evaluate's log by ERROR finds the outcomes that need someone, not Spark's output
     assert errors and all(e.split(":")[0] in ERROR_LINES for e in errors), errors
 
 
+#: The four kinds the issue names, and a tolerated one, as the grid shows them: kind and check.
+GRID = {
+    "✖ CRITICAL · every_quarter_positive": "failed",
+    "✖ FAILED · numbers_odd": "failed",
+    "⚠ warning · numbers_below_three": "success",
+    "✖ could not run · numbers_from_missing_file": "failed",
+    "≈ tolerated · letters_lowercase": "success",
+}
 #: The outcomes evaluate logs at ERROR in the first tick (CRITICAL, ERROR level, could not run).
 ERROR_LINES = {
     "every_quarter_positive",

@@ -24,17 +24,16 @@ FIRST = dt.datetime.fromisoformat(TICK_START)
 # Waits for real Airflow runs that start Spark (the package's stand). `make test-fast` skips it.
 pytestmark = pytest.mark.slow
 
-DUE_STATES = {  # each check's task named by its outcome; the others of its group skipped
-    "every_quarter_positive.critical": ["failed"],  # no Airflow retry: the data decides
-    "numbers_odd.failed": ["failed"],  # FAILED at level ERROR
-    "numbers_from_missing_file.not_run": ["failed"],  # ERROR: retried in-process, not by Airflow
-    "numbers_broken_definition.not_run": ["failed"],
-    "numbers_below_three.warning": ["success"],  # WARNING
-    "numbers_present.ok": ["success"],
-    "letters_lowercase.tolerated": ["success"],
-    "letters_present.ok": ["success"],
-    "team_letters_short.ok": ["success"],  # edited since the manifest: runs as edited
+SHOWN = {  # each check that did not pass: one `outcome` instance named by its kind and check
+    "✖ CRITICAL · every_quarter_positive": ["failed"],  # no Airflow retry: the data decides
+    "✖ FAILED · numbers_odd": ["failed"],  # FAILED at level ERROR
+    "✖ could not run · numbers_from_missing_file": ["failed"],  # retried in-process only
+    "✖ could not run · numbers_broken_definition": ["failed"],
+    "⚠ warning · numbers_below_three": ["success"],  # WARNING
+    "≈ tolerated · letters_lowercase": ["success"],
+    "✖ manifest out of date": ["failed"],  # the stale manifest (test_operated_tick)
 }
+PASSED = ["numbers_present", "letters_present", "team_letters_short"]  # no task instance
 RECORDED = {
     "every_quarter_positive": "failed",
     "numbers_odd": "failed",
@@ -69,16 +68,15 @@ def _tries(stand: AirflowStand, dag_id: str, run_id: str) -> dict[str, list[str 
 
 def test_task_states_tell_each_checks_truth(tick):
     stand, run, _, _ = tick
-    assert run.state == "success"  # red checks fail their own tasks, not the tick
+    assert run.state == "success"  # red checks fail their own instances, not the tick
     assert run.data_interval_end.isoformat() == "2026-11-22T07:00:00+00:00"
+    assert stand.shown("dq_checks", run.run_id) == SHOWN, stand.log_tails()
+    # task instances per tick: evaluate, tick and one per check that did not pass, however many
+    # checks the manifest holds (six outcome tasks per check made 6 x 14 + 3 here before)
+    instances = stand.task_instances("dq_checks", run.run_id)
+    assert sorted({t for t, _ in instances}) == ["evaluate", "outcome", "tick"]
+    assert len(instances) == 2 + len(SHOWN)
     tries = _tries(stand, "dq_checks", run.run_id)
-    assert {t: tries[t] for t in DUE_STATES} == DUE_STATES, stand.log_tails()
-    for shown in DUE_STATES:  # every other task of the check's group: skipped, no process
-        group = shown.split(".")[0]
-        others = [t for t in tries if t.startswith(f"{group}.") and t != shown and "ready" not in t]
-        assert len(others) == 5 and all(tries[t] == ["skipped"] for t in others), group
-    for name in ("nightly_small", "landed_flights_have_destinations"):  # not due at 07:00
-        assert tries[f"{name}.ok"] == tries[f"{name}.not_run"] == ["skipped"]
     assert (tries["evaluate"], tries["tick"]) == (["success"], ["success"])
     engine = sa.create_engine(stand.env["DQ_DATABASE_URL"])
     with engine.connect() as connection:
@@ -88,9 +86,12 @@ def test_task_states_tell_each_checks_truth(tick):
         recorded = connection.execute(query).all()
     assert sorted(recorded) == sorted(RECORDED.items())  # each due check recorded once
     summaries = stand.xcom("dq_checks", run.run_id, "evaluate", key="outcomes")
+    assert [summaries[name]["status"] for name in PASSED] == ["passed"] * 3
+    assert "nightly_small" not in summaries  # not due at 07:00
     warning = summaries["numbers_below_three"]
     assert warning["status"] == "failed" and warning["level"] == "WARNING"
-    log = stand.task_log("dq_checks", run.run_id, "every_quarter_positive.critical")
+    critical = stand.map_index("dq_checks", run.run_id, "✖ CRITICAL · every_quarter_positive")
+    log = stand.task_log("dq_checks", run.run_id, "outcome", map_index=critical)
     assert "every_quarter_positive: FAILED (level CRITICAL), 1/3 failing" in log
 
 
@@ -117,15 +118,13 @@ def test_one_spark_application_reads_each_source_once(tick):
 
 def test_only_a_green_run_marks_its_dataset_ready_and_emits_its_asset(tick):
     stand, run, _, home = tick
-    tries = _tries(stand, "dq_checks", run.run_id)
-    assert tries["letters_present.ready"] == ["success"]
-    assert tries["every_quarter_positive.ready"] == ["upstream_failed"]
     marker = json.loads((home / "_letters.csv_SUCCESS").read_text())
     assert marker["check"] == "letters_present" and marker["status"] == "passed"
     assert not (home / "_numbers.csv_SUCCESS").exists()
     events = stand.asset_events(name="fixture/letters")
     [event] = [e for e in events if e.source_run_id == run.run_id]  # one per green tick
-    assert event.source_dag_id == "dq_checks" and event.extra["check"] == "letters_present"
+    assert (event.source_dag_id, event.source_task_id) == ("dq_checks", "evaluate")
+    assert event.extra["check"] == "letters_present"
     assert stand.asset_events(name="fixture/numbers") == []
 
 
@@ -134,8 +133,14 @@ def test_upstream_data_runs_the_gate_and_its_green_run_runs_the_consumer(tick):
     gate = stand.wait_for_run(GATE, timeout=600)
     assert gate.run_type == "asset_triggered" and gate.state == "success"
     tries = _tries(stand, GATE, gate.run_id)
-    assert tries["landed_flights_have_destinations.ok"] == ["success"]
-    assert tries["landed_flights_have_destinations.ready"] == ["success"]
+    assert tries == {"evaluate": ["success"], "outcome": ["failed"], "tick": ["success"]}
+    # its one outcome instance: the stale manifest's (the check passed: no instance of its own)
+    assert stand.shown(GATE, gate.run_id) == {"✖ manifest out of date": ["failed"]}
+    summaries = stand.xcom(GATE, gate.run_id, "evaluate", key="outcomes")
+    assert summaries["landed_flights_have_destinations"]["status"] == "passed"
+    events = stand.asset_events(name="lake/flights")
+    [event] = [e for e in events if e.source_run_id == gate.run_id]
+    assert event.source_task_id == "evaluate"  # through the alias, only after a green run
     assert (home / "lake" / "flights" / "_SUCCESS").exists()
     consumer = stand.wait_for_run("flights_consumer", timeout=300)
     assert consumer.run_type == "asset_triggered" and consumer.state == "success"

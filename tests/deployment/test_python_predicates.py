@@ -2,7 +2,8 @@
 wheel's own script, and a real standalone master with two workers, run checks whose Python
 predicates live in a package the test writes to a directory on the client's path only. The
 counts equal a local run's; a predicate needing a module the executors cannot import is an ERROR
-naming it, and so is the doctor's executors finding.
+naming it, and so is the doctor's executors finding. The executors' Python, everywhere, is a bare
+virtual environment holding exactly the packages docs/deployment.md lists (bare_python.py).
 
 Each server runs only while its client runs (one Spark process group at a time). The clients run
 in subprocesses: a classic driver and a Connect client cannot join this process's classic session.
@@ -29,6 +30,7 @@ import pytest
 
 from tests.conftest import TEST_JVM_OPTIONS
 from tests.dags.spark_events import EventLogs
+from tests.deployment.bare_python import DOCUMENTED, bare_venv
 from tests.deployment.client import RESULT_MARK
 from tests.polling import wait_for
 
@@ -107,6 +109,31 @@ GOOD = {"not_multiples_of_seven": (143, 1000), "same_parity": (200, 1000)}
 
 
 @pytest.fixture(scope="module")
+def executors_python(tmp_path_factory) -> str:
+    """The executors' Python: exactly the documented packages (and what they require)."""
+    return str(bare_venv(tmp_path_factory.mktemp("executors") / "venv"))
+
+
+def test_the_executors_python_holds_exactly_the_documented_packages(executors_python) -> None:
+    needs = (ROOT / "docs" / "deployment.md").read_text().split("## What dq-checkers ships")[0]
+    assert all(name in needs for name in DOCUMENTED)  # the list the page gives
+    probe = (
+        "import importlib.util as u, sys; print([u.find_spec(m) is not None for m in sys.argv[1:]])"
+    )
+    modules = ["pandas", "pyarrow", "sqlalchemy", "croniter", "datasketches"]
+    modules += ["pyspark", "slack_sdk", "rich", "airflow", "checkers"]  # not installed there
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [executors_python, "-c", probe, *modules],
+        cwd=Path(executors_python).parent,  # off the repository
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.stdout.strip() == str([True] * 5 + [False] * 5), done.stderr
+
+
+@pytest.fixture(scope="module")
 def client_path(tmp_path_factory) -> str:
     """The team's package `teamchecks` and a helper module outside it, on the client's path."""
     top = tmp_path_factory.mktemp("client")
@@ -126,8 +153,8 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _server_env(directory: Path) -> dict[str, str]:
-    """The servers' environment: this Python for the executors, nothing of the client's path."""
+def _server_env(directory: Path, python: str) -> dict[str, str]:
+    """The servers' environment: `python` for the executors, nothing of the client's path."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "DQ_CHECKS")}
     env.update(
         SPARK_HOME=str(SPARK_HOME),
@@ -135,7 +162,7 @@ def _server_env(directory: Path) -> dict[str, str]:
         SPARK_PID_DIR=str(directory / "pids"),
         SPARK_LOCAL_IP="127.0.0.1",
         SPARK_MASTER_OPTS="-Dspark.master.rest.enabled=false",
-        PYSPARK_PYTHON=sys.executable,
+        PYSPARK_PYTHON=python,
     )
     env.pop("SPARK_CONNECT_MODE_ENABLED", None)
     return env
@@ -196,9 +223,12 @@ def _alive_workers(ui_port: int) -> int:
         return 0
 
 
-def _run_client(targets: list[str], client_path: str, directory: Path) -> dict[str, dict]:
+def _run_client(
+    targets: list[str], client_path: str, directory: Path, python: str
+) -> dict[str, dict]:
+    """The client's results; `python` the executors' (of local masters and of the cluster)."""
     env = {**os.environ, "PYTHONPATH": client_path, "DQ_CHECKS": "teamchecks"}
-    env.update(PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
+    env.update(PYSPARK_PYTHON=python, SPARK_LOCAL_IP="127.0.0.1")
     # A task that cannot import its module fails the same way every time: no retries.
     submit = "--conf spark.task.maxFailures=1"
     # the cluster's executors
@@ -255,7 +285,7 @@ def _run_tick(target: str, client_path: str, directory: Path) -> dict[str, objec
 
 
 @pytest.fixture(scope="module")
-def connect_run(client_path, tmp_path_factory) -> dict[str, dict]:
+def connect_run(client_path, executors_python, tmp_path_factory) -> dict[str, dict]:
     """The client's results on a Spark Connect server started by the wheel's own script."""
     directory = tmp_path_factory.mktemp("connect")
     port = _free_port()
@@ -274,20 +304,20 @@ def connect_run(client_path, tmp_path_factory) -> dict[str, dict]:
         "spark.sql.shuffle.partitions=4",  # a small server (the default, 200, is for clusters)
     ]
     started = time.perf_counter()
-    with _processes([(command, _server_env(directory))], directory):
+    with _processes([(command, _server_env(directory, executors_python))], directory):
         wait_for(lambda: _listening(port), "the Spark Connect server", timeout=START_TIMEOUT_S)
         print(f"Connect server ready after {time.perf_counter() - started:.1f} s")
         target = f"sc://127.0.0.1:{port}"
-        run = _run_client([target], client_path, directory)[target]
+        run = _run_client([target], client_path, directory, executors_python)[target]
         run["tick"] = _run_tick(target, client_path, directory)
         return run
 
 
 @pytest.fixture(scope="module")
-def cluster_runs(client_path, tmp_path_factory) -> dict[str, dict]:
+def cluster_runs(client_path, executors_python, tmp_path_factory) -> dict[str, dict]:
     """The client's results on local[2], then on a standalone master with two workers."""
     directory = tmp_path_factory.mktemp("standalone")
-    env = _server_env(directory)
+    env = _server_env(directory, executors_python)
     master_port, ui_port = _free_port(), _free_port()
     master = f"spark://127.0.0.1:{master_port}"
     spark_class = str(SPARK_HOME / "bin" / "spark-class")
@@ -305,7 +335,7 @@ def cluster_runs(client_path, tmp_path_factory) -> dict[str, dict]:
     with _processes(commands, directory):
         wait_for(lambda: _alive_workers(ui_port) == 2, "two workers", timeout=START_TIMEOUT_S)
         print(f"master and two workers ready after {time.perf_counter() - started:.1f} s")
-        return _run_client(["local[2]", master], client_path, directory)
+        return _run_client(["local[2]", master], client_path, directory, executors_python)
 
 
 def _counts(run: dict[str, dict]) -> dict[str, tuple[str, int, int]]:

@@ -13,7 +13,7 @@ from checkers.levels import AlertLevel
 from checkers.outcome import CheckOutcome, Status
 from checks.task_states import TaskStates, TaskVerdict
 from scheduling.airflow.manifest import Entry
-from scheduling.airflow.outcome_tasks import group_label
+from scheduling.airflow.outcome_tasks import group_label, outcome_label
 from scheduling.airflow.tasks import (
     CheckNotEvaluated,
     OutcomeFailed,
@@ -21,7 +21,9 @@ from scheduling.airflow.tasks import (
     due_on_assets,
     one_line,
     outcome_task,
+    readiness_event,
     settle,
+    shown,
     tick_done,
 )
 from scheduling.config import Config
@@ -159,7 +161,7 @@ def test_an_upstream_assets_event_runs_the_checks_declaring_it():
     assert [e.name for e in due_on_assets(entries, "uri:s3://lake/orders")] == ["orders"]
 
 
-def test_each_outcome_settles_its_own_task_green_ones_without_a_process():
+def test_each_outcome_has_its_kind():
     entry = Entry(name="c", task_id="c", clock=None, owner="")
     defaults = _defaults({})
     shown = [outcome_task(entry, _summary(status, level), defaults) for status, level in OUTCOMES]
@@ -170,6 +172,33 @@ def test_each_outcome_settles_its_own_task_green_ones_without_a_process():
     never = _defaults({"DQ_TASK_FAILS_AT": "never", "DQ_TASK_FAILS_ON_ERROR": "0"})
     assert outcome_task(entry, _summary("failed", "CRITICAL"), never) == "warning"
     assert outcome_task(entry, _summary("error", "ERROR"), never) == "warning"
+
+
+def test_every_outcome_but_passed_is_one_named_instance_of_the_outcome_task():
+    entries = [Entry(name=f"c{i}", task_id=f"c{i}", clock=None, owner="") for i in range(6)]
+    summaries = {
+        e.name: _summary(*o) | {"check": e.name} for e, o in zip(entries, OUTCOMES, strict=True)
+    }
+    listed = shown(entries, summaries, _defaults({}), stale=False)
+    assert listed == [  # passed (c0): no instance, no process
+        {"check": "c1", "label": "≈ tolerated · c1"},
+        {"check": "c2", "label": "⚠ warning · c2"},
+        {"check": "c3", "label": "✖ FAILED · c3"},
+        {"check": "c4", "label": "✖ CRITICAL · c4"},
+        {"check": "c5", "label": "✖ could not run · c5"},
+    ]
+    stale = shown(entries[:1], summaries, _defaults({}), stale=True)
+    assert stale == [{"check": "dq_manifest", "label": "✖ manifest out of date"}]
+    assert outcome_label("critical", "module:teams.orders.daily") == (
+        "✖ CRITICAL · daily (module:teams.orders)"  # the distinguishing part first
+    )
+
+
+def test_only_a_run_that_made_the_asset_ready_gives_its_event():
+    assert readiness_event(None) is None
+    assert readiness_event({**_summary("failed", "ERROR"), "ready": False}) is None
+    marker = {"check": "c", "status": "passed"}
+    assert readiness_event({**_summary("passed"), "ready": True, "marker": marker}) == marker
 
 
 def test_the_tick_fails_only_when_checks_were_not_evaluated():
