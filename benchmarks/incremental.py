@@ -361,8 +361,7 @@ def report(daily: Sequence[Run], measured: Sequence[Run], *, constraints: int) -
         f"offset predicate by day and tail number, a metric suite of {constraints} "
         f"constraints):\n\n"
         f"{checkpoints}\n\nThe incremental variant's daily runs, in blocks of {block} days:\n\n"
-        f"{trend_table}"
-        + "".join(f"\n\nNot the same outcome: {d}" for d in disagreements)
+        f"{trend_table}" + "".join(f"\n\nNot the same outcome: {d}" for d in disagreements)
     )
 
 

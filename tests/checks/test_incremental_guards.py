@@ -497,7 +497,7 @@ def test_a_malformed_row_in_a_new_partition_names_its_file_and_line(spark, tmp_p
         def checker(self, rows):
             return PredicateSingleDatasetChecker(rows, "amount > 0", key="id")
 
-    store = _store(f"sqlite:///{tmp_path / 'dq.db'}", tmp_path)
+    store = partition_store(tmp_path, f"sqlite:///{tmp_path / 'dq.db'}")
     first = evaluate_checks([Amounts], spark=spark, now=NOW, partitions=store)[0]
     assert first.status is Status.PASSED, first.summary()
     (root / "day=3").mkdir()
