@@ -37,12 +37,6 @@ TEST_CONFIG = {
     "spark.driver.memory": "2g",
     "spark.ui.showConsoleProgress": "false",
     "spark.driver.extraJavaOptions": TEST_JVM_OPTIONS,
-    # Tests run thousands of queries over a few rows, where compiling generated code costs more
-    # than running it: Spark's interpreted evaluation gives the same answers for a fifth less time
-    # (measured on tests/metrics). What the tests run in other processes (`dq`, Airflow tasks, the
-    # deployment cluster) and the benchmarks keep whole-stage code generation.
-    "spark.sql.codegen.wholeStage": "false",
-    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
     # JDBC drivers installed from Debian (a local Connect server takes them from here too).
     **({"spark.jars": ",".join(jars)} if (jars := driver_jars()) else {}),
 }
