@@ -11,12 +11,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
+import sqlalchemy as sa
 from pyspark.sql import DataFrame
 from pyspark.sql.types import StructField, StructType
 from sqlalchemy.engine import Engine
 
 from checkers.checker import Checker, CheckerPlan, CheckerResult
+from checkers.engine_tables import recorded_schemas as table
 from checkers.metrics import Analyzer, Metric
+from checkers.project_db import database_engine, utc_now
 from checkers.tolerances import KnownBroken
 
 
@@ -77,22 +80,15 @@ class RecordedSchema:
 
     @contextmanager
     def _engine(self) -> Iterator[Engine]:
-        from checkers.engine_tables import recorded_schemas
-        from checkers.project_db import database_engine
-
         engine = database_engine(self.url)
         try:
-            recorded_schemas.create(engine, checkfirst=True)  # in the project DB: migration 14
+            table.create(engine, checkfirst=True)  # in the project DB: migration 14
             yield engine
         finally:
             engine.dispose()
 
     def previous(self) -> StructType | None:
         """The schema the previous run recorded (None: this is the first run)."""
-        import sqlalchemy as sa
-
-        from checkers.engine_tables import recorded_schemas as table
-
         with self._engine() as engine, engine.connect() as connection:
             found = connection.execute(
                 sa.select(table.c.data_schema).where(table.c.series == self.series)
@@ -101,11 +97,6 @@ class RecordedSchema:
 
     def record(self, schema: StructType) -> None:
         """Keep `schema` as the one the next run compares with."""
-        import sqlalchemy as sa
-
-        from checkers.engine_tables import recorded_schemas as table
-        from checkers.project_db import utc_now
-
         values = {"data_schema": schema.json(), "recorded_at": utc_now()}
         with self._engine() as engine, engine.begin() as connection:
             updated = connection.execute(
