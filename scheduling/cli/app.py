@@ -221,3 +221,5 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INFRA
+    finally:
+        args.project.close()

@@ -29,6 +29,13 @@ class Project:
 
         return Settings.from_environment(config=self.config)
 
+    def close(self) -> None:
+        """Close the database connections the command opened: the next command in the same
+        process (a test, a notebook) must not inherit a pooled SQLite connection whose file has
+        changed under it."""
+        if "settings" in self.__dict__:
+            self.settings.engine.dispose()
+
     def discovery(self, *, quiet: bool = False) -> Discovery:
         """Checks and definition problems of the check packages; problems go to stderr."""
         from checks.registry import discover_all

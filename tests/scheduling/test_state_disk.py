@@ -7,6 +7,7 @@ too, the outcomes are on stderr in full. Files dq creates are private whatever t
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import stat
@@ -136,12 +137,29 @@ def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
+def open_files(prefix: str) -> list[str]:
+    """The files this process holds open whose path starts with `prefix`."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:  # the listing's own descriptor, closed already
+            continue
+        if target.startswith(prefix):
+            found.append(target)
+    return found
+
+
 def test_files_holding_row_samples_are_private_whatever_the_umask(tmp_path, spark):
     env = outage_env(tmp_path)
     url = database(tmp_path)
     previous = os.umask(0o022)
+    gc.disable()  # a command's pooled connections are closed by the command, not by a collection
     try:
         assert dq(env, url, "run", "--due", "--at", AT).returncode == 1
+        # otherwise a connection left open would checkpoint its WAL over the file written below
+        assert open_files(str(url.database)) == []
+        gc.enable()
         engine = database_engine(url.render_as_string(hide_password=False))
         with engine.connect() as connection:  # open: WAL's files exist beside it
             connection.exec_driver_sql("SELECT count(*) FROM dq_runs")
@@ -153,6 +171,7 @@ def test_files_holding_row_samples_are_private_whatever_the_umask(tmp_path, spar
         Path(url.database).write_bytes(b"not a database, so the next run spools")
         assert dq(env, url, "run", "--due", "--at", "2026-11-22T08:00:00").returncode == 4
     finally:
+        gc.enable()
         os.umask(previous)
     state = Path(env["DQ_STATE_DIR"])
     sample = next((state / "failing" / "cli_positive").iterdir())  # one per run
