@@ -88,8 +88,8 @@ def broken_state_disk(fault: str, *, full: bool) -> Row:
         failed = [json.loads(o) for _, status, o in found_runs if status == "failed"]
         unlinked = sum(not outcome.get("failing_rows") for outcome in failed)
     notes = (
-        f"{used}: exit {run.returncode}, {len(found_runs)}/2 outcomes recorded (the "
-        f"{len(failed)} FAILED, {unlinked} of them without its failing-rows link), "
+        f"{used}: exit {run.returncode}, {len(found_runs)}/2 outcomes recorded, "
+        f"{unlinked}/{len(failed)} FAILED without its failing-rows link, "
         f"{len(found_incidents)} incident, "
         f"console told, the file receiver's notification (its file on that disk) "
         f"{dict(sent).get('file')}; `dq deliver` on a mended disk: exit {mended.returncode}, "
@@ -191,7 +191,8 @@ def outbox_retry(fault: str) -> Row:
 
 def umask_022(fault: str) -> Row:
     with project() as (tmp, env, url, started):
-        first, wal, second = runs_under_umask_022(env, url)
+        done = runs_under_umask_022(env, url)
+        first, wal, second = done.first, done.wal, done.second
         seconds = time.perf_counter() - started
         folders, files = private_paths(env, url)
         found = [

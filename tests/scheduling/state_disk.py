@@ -9,6 +9,7 @@ import os
 import stat
 import subprocess
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -76,25 +77,30 @@ def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
-def runs_under_umask_022(
-    env: dict[str, str], url: sa.URL
-) -> Iterator[subprocess.CompletedProcess[str] | dict[str, int]]:
-    """With umask 022 (restored afterwards): yields a `dq run --due` at 07:00; the modes of the
+@dataclass(frozen=True)
+class UmaskRuns:
+    first: subprocess.CompletedProcess[str]  # `dq run --due` at 07:00
+    wal: dict[str, int]  # the modes of the database's WAL files while it was open
+    second: subprocess.CompletedProcess[str]  # at 08:00, the database not one any more
+
+
+def runs_under_umask_022(env: dict[str, str], url: sa.URL) -> UmaskRuns:
+    """With umask 022 (restored afterwards): a `dq run --due` at 07:00; the modes of the
     database's WAL files while it is open; then, the database replaced by a file that is not one
     (without its WAL's pages), the run at 08:00, which spools."""
     previous = os.umask(0o022)
     try:
-        yield dq(env, url, "run", "--due", "--at", AT)
+        first = dq(env, url, "run", "--due", "--at", AT)
         engine = database_engine(url.render_as_string(hide_password=False))
         wal = [Path(f"{url.database}-wal"), Path(f"{url.database}-shm")]
         with engine.connect() as connection:  # open: WAL's files exist beside it
             connection.exec_driver_sql("SELECT count(*) FROM dq_runs")
-            yield {str(p): mode(p) for p in wal}
+            modes = {str(p): mode(p) for p in wal}
         engine.dispose()
         for path in wal:
             path.unlink(missing_ok=True)
         Path(str(url.database)).write_bytes(b"not a database, so the next run spools")
-        yield dq(env, url, "run", "--due", "--at", "2026-11-22T08:00:00")
+        return UmaskRuns(first, modes, dq(env, url, "run", "--due", "--at", "2026-11-22T08:00:00"))
     finally:
         os.umask(previous)
 

@@ -85,11 +85,10 @@ def test_with_the_spool_unwritable_too_the_outcomes_are_on_stderr_in_full(tmp_pa
 def test_files_holding_row_samples_are_private_whatever_the_umask(tmp_path, spark):
     env = outage_env(tmp_path)
     url = database(tmp_path)
-    steps = runs_under_umask_022(env, url)
-    assert next(steps).returncode == 1  # type: ignore[union-attr]
-    wal = next(steps)
-    assert len(wal) == 2 and wal == dict.fromkeys(wal, 0o600)
-    assert next(steps).returncode == 4  # type: ignore[union-attr]
+    runs = runs_under_umask_022(env, url)
+    assert runs.first.returncode == 1
+    assert len(runs.wal) == 2 and runs.wal == dict.fromkeys(runs.wal, 0o600)
+    assert runs.second.returncode == 4
     folders, files = private_paths(env, url)
     assert {str(p): mode(p) for p in folders} == {str(p): 0o700 for p in folders}
     assert {str(p): mode(p) for p in files} == {str(p): 0o600 for p in files}
