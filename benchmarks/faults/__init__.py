@@ -1,20 +1,21 @@
-"""The fault catalogue of issue 11: each fault run with real processes, loopback Slack,
-PagerDuty and SMTP servers and real databases, as the acceptance tests run it (the scenarios are
-theirs, imported from tests/), printed as one table. It counts; it asserts nothing.
+"""The fault catalogue of issues 11 (rows 1-12) and 28 (rows 13-19): each fault run with real
+processes, loopback Slack, PagerDuty and SMTP servers and real databases, as the acceptance tests
+run it (the scenarios are theirs, imported from tests/), printed as one table. It counts; it
+asserts nothing.
 
-    python -m benchmarks.faults
+    python -m benchmarks.faults [--only ROW ...]   # e.g. --only 13 15b: 13, 13b and 15b
 
 Counting. An alert is one external effect a receiver should see: a Slack post (a root message,
 or a reply in its thread), a Slack root edit (chat.update), an email, a PagerDuty event, a line
-in the file receiver's alerts.jsonl. "alerts expected" counts those the scenario should
-produce, by kind; "delivered" the distinct ones of each kind that arrived (up to the number
-expected); "lost" = expected - delivered; "duplicated" every other arrival: a repeat of one
-already delivered (an email with the same Message-ID, a PagerDuty event with the same dedup_key,
-action and timestamp, a Slack post with the same notification and step, the same root edit
-again), or one more than its kind expects (a second root for one incident). A repeat counts
-even where the receiver absorbs it (PagerDuty's dedup_key, mail clients threading by
-Message-ID). The wall time is the whole scenario's (every run in it), except where the notes
-name one run.
+in the file receiver's alerts.jsonl, a line the console receiver prints. "alerts expected"
+counts those the scenario should produce, by kind; "delivered" the distinct ones of each kind
+that arrived (up to the number expected); "lost" = expected - delivered; "duplicated" every
+other arrival: a repeat of one already delivered (an email with the same Message-ID, a
+PagerDuty event with the same dedup_key, action and timestamp, a Slack post with the same
+notification and step, the same root edit again, the same console line again), or one more
+than its kind expects (a second root for one incident). A repeat counts even where the
+receiver absorbs it (PagerDuty's dedup_key, mail clients threading by Message-ID). The wall
+time is the whole scenario's (every run in it), except where the notes name one run.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from __future__ import annotations
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from benchmarks.faults import delivery, runs
+from benchmarks.faults import delivery, run_path, runs
 from benchmarks.faults.tally import Row, markdown
 
 #: (fault, how to run it), in the order of the table.
@@ -86,15 +87,63 @@ CATALOGUE: list[tuple[str, Callable[[str], Row]]] = [
         "12. broken check definitions among good checks (tests/checks/broken_checks)",
         runs.broken_checks,
     ),
+    (
+        "13. state directory on a full 1 MiB tmpfs under `dq run --due`, then `dq deliver` on a "
+        "mended disk",
+        lambda fault: run_path.broken_state_disk(fault, full=True),
+    ),
+    (
+        "13b. the same, the tmpfs read-only",
+        lambda fault: run_path.broken_state_disk(fault, full=False),
+    ),
+    (
+        "14. corrupt SQLite `dq.db` (8 KiB of random bytes), then moved aside as `dq doctor` says",
+        run_path.corrupt_sqlite_file,
+    ),
+    (
+        "15. two `dq deliver` 300 s apart (`--at`) over 40 incidents, SQLite",
+        lambda fault: run_path.deliverers_apart(fault, "sqlite"),
+    ),
+    ("15b. the same on PostgreSQL", lambda fault: run_path.deliverers_apart(fault, "postgres")),
+    (
+        "16. two installations (two databases) posting to one Slack channel, one post in doubt",
+        run_path.two_installations,
+    ),
+    (
+        "17. Slack token revoked, then fixed: the failed notifications sent by `dq outbox retry`",
+        run_path.outbox_retry,
+    ),
+    ("18. file modes after `dq run` with umask 022", run_path.umask_022),
+    (
+        "19. `dq prune` on 120 days of daily runs (90-day retention), then the pending delivered",
+        run_path.prune_120_days,
+    ),
 ]
 
 
-def run() -> str:
-    """Every fault of the catalogue, one after another; the table. A scenario that cannot run
-    (a database server missing, say) gets a row saying so, and the others still run."""
+def row_id(fault: str) -> str:
+    """ "4b" of "4b. SIGKILL after ..."."""
+    return fault.split(".", 1)[0]
+
+
+def selected(only: Sequence[str]) -> list[tuple[str, Callable[[str], Row]]]:
+    """The rows named in `only` ("13" takes 13 and 13b; "13b" only 13b), all when empty."""
+    if not only:
+        return CATALOGUE
+    return [
+        (fault, scenario)
+        for fault, scenario in CATALOGUE
+        if row_id(fault) in only or row_id(fault).rstrip("abcdefgh") in only
+    ]
+
+
+def run(only: Sequence[str] = ()) -> str:
+    """The faults of the catalogue (those of `only`, when given), one after another; the table.
+    A scenario that cannot run (a database server missing, say) gets a row saying so, and the
+    others still run."""
     rows: list[Row | tuple[str, str]] = []
     started = time.perf_counter()
-    for fault, scenario in CATALOGUE:
+    for fault, scenario in selected(only):
         try:
             rows.append(scenario(fault))
         except Exception as exc:  # a row of its own, and on to the next

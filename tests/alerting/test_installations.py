@@ -9,41 +9,23 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from alerting import EscalationPolicy, deliver_pending, handle_outcome
 from alerting.installation import installation_id
 from alerting.tables import notifications
-from checkers import AlertLevel
-from scheduling.schema import project_database
-from tests.alerting.conftest import T0, outcome
-
-ROUTES = EscalationPolicy(
-    routes={"slack": AlertLevel.ERROR, "email": AlertLevel.ERROR, "pagerduty": AlertLevel.ERROR}
-)
+from tests.alerting.outbox_faults import two_installations_in_one_channel
 
 
 def test_two_installations_in_one_channel_each_post_their_own(
     tmp_path, receivers, slack, smtp, pagerduty
 ):
-    production = project_database(f"sqlite:///{tmp_path / 'production.db'}")
-    staging = project_database(f"sqlite:///{tmp_path / 'staging.db'}")
-    for engine in (production, staging):
-        handle_outcome(engine, outcome(AlertLevel.ERROR, check="orders_total"), ROUTES, T0)
-    with production.connect() as a, staging.connect() as b:
-        assert installation_id(a) and installation_id(a) != installation_id(b)
-
-    deliver_pending(production, receivers, T0)
-    with staging.begin() as connection:  # staging's deliverer died with its post in doubt
-        connection.execute(notifications.update().values(step_started=0, steps_done=0))
-    deliver_pending(staging, receivers, T0)
-
-    [first, second] = slack.roots()  # staging posted its own root, adopting nothing
-    keys = [m.metadata["event_payload"]["dedup_key"] for m in (first, second)]
-    assert len(set(keys)) == 2
-    for engine in (production, staging):
-        with engine.connect() as connection:
-            statuses = set(connection.execute(sa.select(notifications.c.status)).scalars())
-        assert statuses == {"sent"}
+    with two_installations_in_one_channel(tmp_path, receivers) as (production, staging):
+        with production.connect() as a, staging.connect() as b:
+            assert installation_id(a) and installation_id(a) != installation_id(b)
+        [first, second] = slack.roots()  # staging posted its own root, adopting nothing
+        keys = [m.metadata["event_payload"]["dedup_key"] for m in (first, second)]
+        assert len(set(keys)) == 2
+        for engine in (production, staging):
+            with engine.connect() as connection:
+                statuses = set(connection.execute(sa.select(notifications.c.status)).scalars())
+            assert statuses == {"sent"}
     assert len({m["Message-ID"] for m in smtp[1].messages}) == len(smtp[1].messages) == 2
     assert len({e["dedup_key"] for e in pagerduty.events}) == len(pagerduty.events) == 2
-    production.dispose()
-    staging.dispose()

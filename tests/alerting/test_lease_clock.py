@@ -6,16 +6,9 @@ either deliverer's. Every notification reaches its server once."""
 
 from __future__ import annotations
 
-import datetime as dt
-
 import pytest
 
-from scheduling.schema import project_database
-from tests.alerting.conftest import T0
-from tests.alerting.deliverers import database, deliverer_env, start_deliver
-from tests.alerting.scenarios import incidents, rows
-from tests.alerting.servers import loopback_receivers_toml
-from tests.polling import wait_until_set
+from tests.alerting.outbox_faults import deliverers_300_s_apart
 
 COUNT = 40
 
@@ -25,28 +18,11 @@ def test_two_deliverers_300_s_apart_send_nothing_twice(
     kind, tmp_path, http, smtp, certificate, slack, pagerduty
 ):
     port, mailbox = smtp
-    with database(kind, tmp_path) as url:
-        engine = project_database(url)
-        try:
-            incidents(engine, COUNT)  # each to Slack, email and PagerDuty
-            env = deliverer_env(tmp_path, url, http, port, certificate[0])
-            # the held calls must outlast the backfill without timing out (a timed-out email is
-            # in doubt and sent again by design: not what this test is about)
-            (tmp_path / "dq.toml").write_text(loopback_receivers_toml(http, port, timeout_s=110))
-            held = [mailbox.gates.add("DATA"), pagerduty.gates.add("enqueue:after")]
-            live = start_deliver(env, T0)
-            for gate in held:
-                wait_until_set(gate.reached, "the live deliverer held")
-            backfill = start_deliver(env, T0 + dt.timedelta(seconds=300))
-            _, err = backfill.communicate(timeout=120)
-            assert backfill.returncode == 0, err
-            for gate in held:
-                gate.release.set()
-            _, live_err = live.communicate(timeout=120)
-            assert live.returncode == 0, live_err
-            statuses = {r["status"] for r in rows(engine)}
-        finally:
-            engine.dispose()
+    done, statuses = deliverers_300_s_apart(
+        kind, tmp_path, http, port, certificate[0], mailbox, pagerduty, count=COUNT
+    )
+    for process in done:  # the backfill, then the live deliverer
+        assert process.returncode == 0, process.stderr
     assert statuses == {"sent"}
     assert len(mailbox.messages) == len({m["Message-ID"] for m in mailbox.messages}) == COUNT
     assert len(pagerduty.events) == len({e["dedup_key"] for e in pagerduty.events}) == COUNT

@@ -5,41 +5,25 @@ log, and sends nothing else twice. `dq` runs in this process against the loopbac
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import sqlalchemy as sa
 
-from alerting import handle_outcome
 from alerting.tables import incident_events, notifications
-from scheduling.schema import project_database
-from tests.alerting.conftest import PAGERDUTY_KEY, SLACK_TOKEN, T0, outcome
-from tests.alerting.scenarios import EVERY_RECEIVER, E
-from tests.alerting.servers import loopback_receivers_toml
-from tests.scheduling import in_process
+from tests.alerting.conftest import PAGERDUTY_KEY
+from tests.alerting.outbox_faults import (
+    retried_once_the_token_is_fixed,
+    two_incidents_told_everywhere,
+)
 
 
 @pytest.fixture
 def project(tmp_path, http, smtp, certificate, monkeypatch):
     """Two incidents routed to Slack, email and PagerDuty, and the environment of `dq`."""
-    url = f"sqlite:///{tmp_path / 'dq.db'}"
-    engine = project_database(url)
-    for check in ("orders_total", "orders_customer"):
-        handle_outcome(engine, outcome(E, check=check), EVERY_RECEIVER, T0)
-    (tmp_path / "dq.toml").write_text(loopback_receivers_toml(http, smtp[0], timeout_s=10))
+    engine, env = two_incidents_told_everywhere(tmp_path, http, smtp[0])
     monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
     monkeypatch.setenv("PAGERDUTY_ROUTING_KEY", PAGERDUTY_KEY)
-    env = {
-        "DQ_DATABASE_URL": url,
-        "DQ_CONFIG": str(tmp_path / "dq.toml"),
-        "DQ_STATE_DIR": str(tmp_path / "state"),
-    }
     yield engine, env
     engine.dispose()
-
-
-def dq(env: dict[str, str], *args: str):
-    return in_process.dq(env, *args, cwd=Path(env["DQ_CONFIG"]).parent)
 
 
 def statuses(engine: sa.Engine) -> dict[str, list[str]]:
@@ -53,23 +37,22 @@ def statuses(engine: sa.Engine) -> dict[str, list[str]]:
 
 
 def test_a_failed_notification_is_sent_again_once_its_token_is_fixed(
-    project, slack, smtp, pagerduty, monkeypatch
+    project, slack, smtp, pagerduty
 ):
     engine, env = project
-    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-revoked")
-    assert dq(env, "deliver", "--at", T0.isoformat()).returncode == 0
+    steps = retried_once_the_token_is_fixed(env)
+    assert next(steps).returncode == 0  # `dq deliver` with the token revoked
     assert statuses(engine) == {
         "slack": ["failed", "failed"],
         "email": ["sent", "sent"],
         "pagerduty": ["sent", "sent"],
     }
-    listed = dq(env, "outbox", "list", "--status", "failed")
+    listed = next(steps)
     lines = listed.stdout.splitlines()
     assert len(lines) == 2 and all("failed   slack" in line for line in lines)
     assert all("invalid_auth" in line for line in lines)
 
-    monkeypatch.setenv("SLACK_BOT_TOKEN", SLACK_TOKEN)  # the token is fixed
-    retried = dq(env, "outbox", "retry", "--receiver", "slack", "--at", T0.isoformat())
+    retried = next(steps)  # the token fixed: `dq outbox retry --receiver slack`
     assert retried.returncode == 0, retried.stderr
     assert "2 failed notification(s) pending again" in retried.stdout
     assert statuses(engine) == {
@@ -85,5 +68,5 @@ def test_a_failed_notification_is_sent_again_once_its_token_is_fixed(
         ).all()
     assert [(a, s) for a, s, _ in events] == [("retry", "cli"), ("retry", "cli")]
     assert all("it had failed: " in detail and "invalid_auth" in detail for *_, detail in events)
-    assert "0 failed notification(s) pending again" in dq(env, "outbox", "retry").stdout
-    assert dq(env, "outbox", "list").stdout.strip() == "no pending or failed notification"
+    assert "0 failed notification(s) pending again" in next(steps).stdout
+    assert next(steps).stdout.strip() == "no pending or failed notification"
