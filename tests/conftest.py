@@ -56,6 +56,34 @@ def spark() -> Iterator[SparkSession]:
         session.stop()
 
 
+#: Spark's interpreted evaluation, for a module whose every DataFrame holds a few dozen rows and
+#: whose plans are large (every analyzer at once): compiling generated code for each plan costs
+#: more CPU there than it saves (measured: a third less on test_state_laws), while on thousands of
+#: rows it costs 2-3x, so the session keeps Spark's defaults. Adaptive execution only adds
+#: planning to plans this small. Results are the same either way: these are Spark's two
+#: evaluation paths for one plan.
+SMALL_DATA_CONFIG = {
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    "spark.sql.adaptive.enabled": "false",
+}
+
+
+@pytest.fixture(scope="module")
+def small_data_spark(spark: SparkSession) -> Iterator[SparkSession]:
+    """The session with SMALL_DATA_CONFIG for one module (`pytestmark = pytest.mark.usefixtures(
+    "small_data_spark")`), restored after its last test."""
+    previous = {key: spark.conf.get(key, None) for key in SMALL_DATA_CONFIG}
+    for key, value in SMALL_DATA_CONFIG.items():
+        spark.conf.set(key, value)
+    yield spark
+    for key, value in previous.items():
+        if value is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, value)
+
+
 @pytest.fixture
 def make_df(spark: SparkSession):
     """`make_df(rows, "a int, b string")` -> DataFrame."""

@@ -53,7 +53,7 @@ from tests.conftest import CONNECT
 
 # Every state type, sketch bytes included, arrives through Arrow over Connect.
 # (tests/connect_paths.py)
-pytestmark = pytest.mark.connect
+pytestmark = [pytest.mark.connect, pytest.mark.usefixtures("small_data_spark")]
 
 SCHEMA = "x int, y double, s string"
 #: a statement's results over separate data do not combine: its merge is lawful, not the union's
