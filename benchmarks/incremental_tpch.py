@@ -66,6 +66,11 @@ SUITE = (
 )
 
 
+def suite(*, uniqueness: bool = True) -> tuple[MetricConstraint, ...]:
+    """The metric suite; without `uniqueness`, none that keeps frequency tables."""
+    return SUITE if uniqueness else SUITE[:-1]
+
+
 def lineitem_days(spark: SparkSession, scale: float) -> Path:
     """Lineitem's lines shipped in YEAR, one `l_shipdate=...` directory (one file) per day,
     written once under the benchmark data folder and reused."""
@@ -100,7 +105,11 @@ def land(days: Sequence[Path], live: Path) -> None:
 
 
 def lineitem_checks(
-    root: Path, *, incremental: bool, segment_by: Sequence[str] | None = None
+    root: Path,
+    *,
+    incremental: bool,
+    segment_by: Sequence[str] | None = None,
+    constraints: Sequence[MetricConstraint] = SUITE,
 ) -> list[type[QualityCheck]]:
     """Two row predicates with keys and a metric suite over the lines under `root`; with
     `incremental`, over all partitions from stored states, else read whole every run. With
@@ -140,7 +149,7 @@ def lineitem_checks(
         clock = daily
 
         def checker(self, lines: DataFrame) -> MetricChecker:
-            return MetricChecker(lines, SUITE, segment_by=segment_by or ())
+            return MetricChecker(lines, constraints, segment_by=segment_by or ())
 
     if segment_by is not None:
         return [LinesMetricSuite]
@@ -165,7 +174,13 @@ def _say(run: Run) -> None:
 class Replay:
     """The incremental and full variants over one live folder, each on its own project database."""
 
-    def __init__(self, spark: SparkSession, staged: Path, work: Path) -> None:
+    def __init__(
+        self,
+        spark: SparkSession,
+        staged: Path,
+        work: Path,
+        constraints: Sequence[MetricConstraint] = SUITE,
+    ) -> None:
         self.spark = spark
         self.days = staged_days(staged)
         self.live = work / "lineitem"
@@ -173,8 +188,8 @@ class Replay:
         self.landed = 0
         self.incremental = _settings(f"sqlite:///{work / 'incremental.db'}")
         self.full = _settings(f"sqlite:///{work / 'full.db'}")
-        self.fast = lineitem_checks(self.live, incremental=True)
-        self.slow = lineitem_checks(self.live, incremental=False)
+        self.fast = lineitem_checks(self.live, incremental=True, constraints=constraints)
+        self.slow = lineitem_checks(self.live, incremental=False, constraints=constraints)
 
     def land_until(self, n: int) -> dt.datetime:
         """Days up to `n` landed; the next morning's tick."""
@@ -201,20 +216,26 @@ class Replay:
         return run
 
 
-def warm_up(spark: SparkSession, staged: Path, work: Path) -> None:
+def warm_up(
+    spark: SparkSession, staged: Path, work: Path, constraints: Sequence[MetricConstraint]
+) -> None:
     """Both variants once over the first day, in a folder and databases of their own: the
     measured runs start with Spark's and Python's code paths loaded."""
-    replay = Replay(spark, staged, work / "warm-up")
+    replay = Replay(spark, staged, work / "warm-up", constraints)
     replay.tick(1, "warm-up, incremental", replay.incremental, replay.fast)
     replay.tick(1, "warm-up, full", replay.full, replay.slow)
 
 
 def measure_days(
-    spark: SparkSession, staged: Path, work: Path, checkpoints: Sequence[int]
+    spark: SparkSession,
+    staged: Path,
+    work: Path,
+    checkpoints: Sequence[int],
+    constraints: Sequence[MetricConstraint],
 ) -> tuple[list[tuple[Run, Run]], list[Run]]:
     """(first run, full recomputation of the same days) and, for each checkpoint N: the run of
     day N after one run over the days not yet stored, and the full recomputation of day N."""
-    replay = Replay(spark, staged, work / "measured")
+    replay = Replay(spark, staged, work / "measured", constraints)
     first: list[tuple[Run, Run]] = []
     measured: list[Run] = []
     for n in checkpoints:
@@ -234,7 +255,13 @@ def measure_days(
 
 
 def measure_segments(
-    spark: SparkSession, root: Path, work: Path, segment_by: Sequence[str], *, runs: int
+    spark: SparkSession,
+    root: Path,
+    work: Path,
+    segment_by: Sequence[str],
+    constraints: Sequence[MetricConstraint],
+    *,
+    runs: int,
 ) -> list[tuple[str, list[float], int, int]]:
     """The metric suite over everything under `root`, segmented and not, read whole, in turns
     (A B A B ...): label, seconds of each run, Spark jobs and segments of the last."""
@@ -244,15 +271,19 @@ def measure_segments(
         (f"segmented by {', '.join(segment_by)}", segment_by),
     ):
         settings = _settings(f"sqlite:///{work / f'segments-{len(columns)}.db'}")
-        checks = lineitem_checks(root, incremental=False, segment_by=columns)
+        checks = lineitem_checks(
+            root, incremental=False, segment_by=columns, constraints=constraints
+        )
         now = dt.datetime.now(dt.UTC)
         variants[label] = partial(run_checks, checks, now=now, settings=settings, spark=spark)
     found: dict[str, tuple[list[float], int, int]] = {label: ([], 0, 0) for label in variants}
+    if runs < 1:
+        return []
     for _ in range(runs):
         for label, action in variants.items():
             seconds, jobs, report = counted(spark, action)
             (outcome,) = report.outcomes  # type: ignore[attr-defined]
-            segments = (outcome.total or 0) // len(SUITE)
+            segments = (outcome.total or 0) // len(constraints)
             found[label][0].append(seconds)
             found[label] = (found[label][0], jobs, segments)
             print(
@@ -268,6 +299,7 @@ def report(
     measured: Sequence[Run],
     segments: Sequence[tuple[str, list[float], int, int]],
     *,
+    constraints: int,
     scale: float,
     rows_per_day: float,
 ) -> str:
@@ -321,7 +353,7 @@ def report(
             )
         ],
     )
-    unsegmented = statistics.median(segments[0][1])
+    unsegmented = statistics.median(segments[0][1]) if segments else 0.0
     segment_table = table(
         [
             "metric suite over the year",
@@ -344,10 +376,16 @@ def report(
     return (
         f"TPC-H lineitem SF{scale:g}, lines shipped in {YEAR} as daily partitions "
         f"({rows_per_day:,.0f} rows a day on average); 3 checks (2 row predicates with keys, a "
-        f"metric suite of {len(SUITE)} constraints); rows read are summed over the checks:\n\n"
+        f"metric suite of {constraints} constraints); rows read are summed over the checks:\n\n"
         f"{day_table}\n\nThe first run against a full recomputation of the same days:\n\n"
-        f"{firsts}\n\nPer-segment metrics against the same suite unsegmented, read whole:\n\n"
-        f"{segment_table}" + "".join(f"\n\nNot the same outcome: {d}" for d in disagreements)
+        f"{firsts}"
+        + (
+            f"\n\nPer-segment metrics against the same suite unsegmented, read whole:\n\n"
+            f"{segment_table}"
+            if segments
+            else ""
+        )
+        + "".join(f"\n\nNot the same outcome: {d}" for d in disagreements)
     )
 
 
@@ -358,7 +396,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--scale", type=float, default=10, help="TPC-H scale factor")
     parser.add_argument("--checkpoints", type=int, nargs="*", default=list(CHECKPOINTS))
     parser.add_argument("--segment-by", nargs="+", default=["l_shipmode"])
-    parser.add_argument("--segment-runs", type=int, default=2, help="runs of each suite variant")
+    parser.add_argument(
+        "--segment-runs", type=int, default=1, help="runs of each suite variant (0: none)"
+    )
+    parser.add_argument(
+        "--no-uniqueness",
+        action="store_true",
+        help="leave Uniqueness of the line keys, the one analyzer with frequency tables, out",
+    )
     parser.add_argument("--work", type=Path, default=None, help="default: a temporary directory")
     args = parser.parse_args(argv)
     checkpoints = sorted(set(args.checkpoints))
@@ -370,12 +415,22 @@ def main(argv: list[str] | None = None) -> None:
     print(f"staged days: {staged} ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
     work = args.work or Path(tempfile.mkdtemp(prefix="dq-bench-incremental-tpch-"))
     os.environ["DQ_STATE_DIR"] = str(work / "state")  # frequency tables of the partition store
-    warm_up(spark, staged, work)
-    first, measured = measure_days(spark, staged, work, checkpoints)
+    constraints = suite(uniqueness=not args.no_uniqueness)
+    warm_up(spark, staged, work, constraints)
+    first, measured = measure_days(spark, staged, work, checkpoints, constraints)
     live = work / "measured" / "lineitem"
-    segments = measure_segments(spark, live, work, args.segment_by, runs=args.segment_runs)
+    segments = measure_segments(
+        spark, live, work, args.segment_by, constraints, runs=args.segment_runs
+    )
     rows = spark.read.parquet(str(live)).count() / checkpoints[-1]
-    text = report(first, measured, segments, scale=args.scale, rows_per_day=rows)
+    text = report(
+        first,
+        measured,
+        segments,
+        constraints=len(constraints),
+        scale=args.scale,
+        rows_per_day=rows,
+    )
     print(f"{text}\n\n{time.perf_counter() - started:.0f} s in all.")
     print(f"work directory: {work}", file=sys.stderr)
     spark.stop()
