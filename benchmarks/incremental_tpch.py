@@ -8,6 +8,7 @@ asserted: the report on stdout, each run on stderr.
 
     python -m benchmarks.incremental_tpch                        # SF10, days 30, 180, 365
     python -m benchmarks.incremental_tpch --scale 1 --checkpoints 5 10
+    python -m benchmarks.incremental_tpch --no-uniqueness --segment-runs 0
 """
 
 from __future__ import annotations
