@@ -16,6 +16,8 @@ from checkers._keys import key_columns, quoted
 from checkers.errors import describe_failure
 from checkers.metrics import Analyzer, CountWhere, Metric, run_analysis
 from checkers.metrics.agreement import Agreement
+from checkers.metrics.segment_states import PerSegment
+from checkers.metrics.segments import SegmentMetrics
 from checkers.outcome import SampleRow, json_safe
 from checkers.sample_limits import IN_FILE, bounded_rows
 from checkers.tolerances import KnownBroken, Tolerance
@@ -95,6 +97,19 @@ class CheckerPlan:
     frame: DataFrame | None
     analyzers: list[Analyzer]
     finish: Callable[[Mapping[Analyzer, Metric]], CheckerResult]
+    #: A checker judged per segment: what an incremental run keeps per partition and segment.
+    segmented: SegmentedPlan | None = None
+
+
+@dataclass
+class SegmentedPlan:
+    """How a checker judged per segment runs from states kept per partition and segment (an
+    incremental check): its `PerSegment` analyzers, the most segments it judges, and `finish`
+    from each segment's metrics and the whole's row count (`Size()`)."""
+
+    analyzers: list[PerSegment]
+    max_segments: int
+    finish: Callable[[SegmentMetrics, Metric], CheckerResult]
 
 
 class Checker(ABC):
