@@ -8,6 +8,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -16,11 +17,12 @@ from checkers._keys import key_columns, quoted
 from checkers.errors import describe_failure
 from checkers.metrics import Analyzer, CountWhere, Metric, run_analysis
 from checkers.metrics.agreement import Agreement
-from checkers.metrics.segment_states import PerSegment
-from checkers.metrics.segments import SegmentMetrics
 from checkers.outcome import SampleRow, json_safe
 from checkers.sample_limits import IN_FILE, bounded_rows
 from checkers.tolerances import KnownBroken, Tolerance
+
+if TYPE_CHECKING:
+    from checkers.segment_checking import SegmentedPlan
 
 DEFAULT_SAMPLE_SIZE = 20
 DEFAULT_KEY_LIMIT = 100
@@ -99,17 +101,6 @@ class CheckerPlan:
     finish: Callable[[Mapping[Analyzer, Metric]], CheckerResult]
     #: A checker judged per segment: what an incremental run keeps per partition and segment.
     segmented: SegmentedPlan | None = None
-
-
-@dataclass
-class SegmentedPlan:
-    """How a checker judged per segment runs from states kept per partition and segment (an
-    incremental check): its `PerSegment` analyzers, the most segments it judges, and `finish`
-    from each segment's metrics and the whole's row count (`Size()`)."""
-
-    analyzers: list[PerSegment]
-    max_segments: int
-    finish: Callable[[SegmentMetrics, Metric], CheckerResult]
 
 
 class Checker(ABC):

@@ -5,19 +5,52 @@ constraints judge against its own earlier runs."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from checkers.checker import CheckerResult, SegmentedPlan
-from checkers.metrics import Analyzer, Metric, Size, run_analysis
+from checkers.checker import CheckerResult
+from checkers.metrics import Analyzer, Metric, Size, merge_states, run_analysis
 from checkers.metrics.constraints import ConstraintStatus
-from checkers.metrics.segment_states import PerSegment
+from checkers.metrics.segment_states import (
+    PerSegment,
+    TooManySegmentsError,
+    merged_segment_metrics,
+)
 from checkers.metrics.segments import SegmentMetrics
+from checkers.metrics.state_stores import LoadedState
 from checkers.metrics.verification import VerificationResult, evaluate_check, worst_status
 from checkers.outcome import json_safe
 
 if TYPE_CHECKING:
     from checkers.metric_checker import MetricChecker
+
+
+@dataclass
+class SegmentedPlan:
+    """How a checker judged per segment runs from states kept per partition and segment (an
+    incremental check): its `PerSegment` analyzers, the most segments it judges, and `finish`
+    from each segment's metrics and the whole's row count (`Size()`)."""
+
+    analyzers: list[PerSegment]
+    max_segments: int
+    finish: Callable[[SegmentMetrics, Metric], CheckerResult]
+
+    def judge_states(
+        self, parts: Iterable[Mapping[Analyzer, LoadedState]], errors: Mapping[Analyzer, str]
+    ) -> CheckerResult:
+        """The result from each part's (partition's) states, merged per segment (no Spark job);
+        an error computing the parts' states is the checker's."""
+        if found := next((errors[a] for a in self.analyzers if a in errors), None):
+            return CheckerResult.failed_to_run(found)
+        merged = merge_states([Size(), *self.analyzers], parts)
+        try:
+            by_segment = merged_segment_metrics(
+                self.analyzers, merged, max_segments=self.max_segments
+            )
+        except TooManySegmentsError as exc:
+            return CheckerResult.failed_to_run(str(exc))
+        return self.finish(by_segment, Size().metric_from_state(merged[Size()]))
 
 
 def segment_label(columns: Sequence[str], segment: object) -> str:

@@ -196,7 +196,7 @@ def decode_segment(encoded: object) -> Segment:
     if kind == "decimal":
         return decimal.Decimal(text)
     if kind == "b64":
-        return bytearray(base64.b64decode(text))
+        return base64.b64decode(text)
     raise ValueError(f"unknown segment encoding {kind!r}")
 
 

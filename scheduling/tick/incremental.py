@@ -28,14 +28,11 @@ from checkers.metrics import (
     ScanShareableAnalyzer,
     Size,
 )
-from checkers.metrics.differential import merge_states, metrics_from_states
+from checkers.metrics.differential import metrics_from_states
 from checkers.metrics.partition_drift import metrics_across_partitions
 from checkers.metrics.partitioned import analyze_partitions
-from checkers.metrics.segment_states import (
-    PerSegment,
-    TooManySegmentsError,
-    merged_segment_metrics,
-)
+from checkers.metrics.segment_states import PerSegment
+from checkers.metrics.segments import MAX_SEGMENTS
 from checkers.metrics.state_stores import LoadedState
 from checkers.parsers import (
     PARTITION_COLUMN,
@@ -296,10 +293,9 @@ def _read_changed(
         if isinstance(a, (ScanShareableAnalyzer, PerSegment))
     ]
     caps = [w.plan.segmented.max_segments for i in indexes if (w := works[i]).plan.segmented]
+    cap = max(caps, default=MAX_SEGMENTS)  # each work judges its own cap after the merge
     try:
-        scan = analyze_partitions(
-            frame, shared, keys, column=PARTITION_COLUMN, max_segments=max(caps, default=1)
-        )
+        scan = analyze_partitions(frame, shared, keys, column=PARTITION_COLUMN, max_segments=cap)
     except Exception as exc:
         for i in indexes:
             errors[i] = dict.fromkeys(works[i].analyzers, describe_failure(exc))
@@ -370,7 +366,8 @@ def _finish(
                 f"storing the states of {check.name}'s partitions failed: {describe_failure(exc)}"
             )
     if work.plan.segmented is not None:
-        judged = _judge_segments(work, [*partitions.stored.values(), *fresh.values()], errors)
+        parts = [*partitions.stored.values(), *fresh.values()]
+        judged = work.plan.segmented.judge_states(parts, errors)
         judged.spark_actions += actions
         judged.reading = _reading(partitions, fresh)
         return judged
@@ -399,24 +396,6 @@ def _reading(partitions: PartitionPlan, fresh: Mapping[str, States]) -> dict[str
         "partitions_read": len(partitions.changed),
         "partitions": len(partitions.scope),
     }
-
-
-def _judge_segments(
-    work: PartitionWork, parts: Sequence[States], errors: Mapping[Analyzer, str]
-) -> CheckerResult:
-    """A segmented checker judged on each segment's states merged over the partitions."""
-    segmented = work.plan.segmented
-    assert segmented is not None
-    if found := next((errors[a] for a in segmented.analyzers if a in errors), None):
-        return CheckerResult.failed_to_run(found)
-    merged = merge_states([Size(), *segmented.analyzers], parts)
-    try:
-        by_segment = merged_segment_metrics(
-            segmented.analyzers, merged, max_segments=segmented.max_segments
-        )
-    except TooManySegmentsError as exc:
-        return CheckerResult.failed_to_run(str(exc))
-    return segmented.finish(by_segment, Size().metric_from_state(merged[Size()]))
 
 
 def _record_partitions(

@@ -99,7 +99,9 @@ def test_segments_merge_per_partition_like_a_recomputation(spark, tmp_path):
 
     write_day(root, START + dt.timedelta(days=3), day_frame(3))  # appended
     appended, jobs = _run(spark, check, store)
-    assert appended.reading == {"rows_read": 8, "partitions_read": 1, "partitions": 4}, appended.reading
+    assert appended.reading == {"rows_read": 8, "partitions_read": 1, "partitions": 4}, (
+        appended.reading
+    )
     assert jobs <= 3, jobs  # counts and moments by partition and segment, then the sketches
     assert appended.metrics["SizeConstraint [carrier=AA]"] == 16.0
 
