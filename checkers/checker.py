@@ -8,6 +8,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -19,6 +20,9 @@ from checkers.metrics.agreement import Agreement
 from checkers.outcome import SampleRow, json_safe
 from checkers.sample_limits import IN_FILE, bounded_rows
 from checkers.tolerances import KnownBroken, Tolerance
+
+if TYPE_CHECKING:
+    from checkers.segment_checking import SegmentedPlan
 
 DEFAULT_SAMPLE_SIZE = 20
 DEFAULT_KEY_LIMIT = 100
@@ -95,6 +99,8 @@ class CheckerPlan:
     frame: DataFrame | None
     analyzers: list[Analyzer]
     finish: Callable[[Mapping[Analyzer, Metric]], CheckerResult]
+    #: A checker judged per segment: what an incremental run keeps per partition and segment.
+    segmented: SegmentedPlan | None = None
 
 
 class Checker(ABC):

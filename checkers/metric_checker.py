@@ -9,7 +9,7 @@ from typing import Protocol
 from pyspark.sql import DataFrame
 
 from checkers.checker import Checker, CheckerPlan, CheckerResult
-from checkers.metrics import Analyzer, Metric, Size
+from checkers.metrics import Analyzer, Metric, ScanShareableAnalyzer, Size
 from checkers.metrics.check import Check, CheckLevel
 from checkers.metrics.constraints import ConstraintStatus, MetricConstraint
 from checkers.metrics.partitioned import has_partition_states
@@ -22,7 +22,7 @@ from checkers.metrics.verification import (
     worst_status,
 )
 from checkers.outcome import json_safe
-from checkers.segment_checking import judge_segments
+from checkers.segment_checking import judge_segments, stored_segments
 from checkers.tolerances import KnownBroken
 
 __all__ = ["ConstraintSource", "MetricChecker", "MetricConstraint", "MetricHistory"]
@@ -82,8 +82,14 @@ class MetricChecker(Checker):
             raise ValueError(f"segment_by names columns the data lacks: {missing}")
 
     def incremental_problem(self, partition_columns: Sequence[str]) -> str | None:
-        if self.segment_by:
-            return "a MetricChecker with segment_by cannot be evaluated incrementally yet"
+        scanned = ScanShareableAnalyzer
+        apart = [c.analyzer for c in self.constraints if not isinstance(c.analyzer, scanned)]
+        if self.segment_by and apart:  # frequency tables are not kept per segment (yet)
+            return (
+                f"{apart[0]!r} keeps no state per partition and segment (only counts, "
+                "moments, extremes and sketches do): check it in a check of its own, or "
+                "drop segment_by"
+            )
         whole = [c.analyzer for c in self.constraints if not has_partition_states(c.analyzer)]
         if whole:
             return (
@@ -158,5 +164,8 @@ class MetricChecker(Checker):
 
 
 def segmented_plan(checker: MetricChecker) -> CheckerPlan:
-    """The checker's constraints judged per segment, from one segmented engine run."""
-    return CheckerPlan(checker.dataset, [], lambda _: judge_segments(checker))
+    """The checker's constraints judged per segment, from one segmented engine run (or, in an
+    incremental check, from states kept per partition and segment)."""
+    return CheckerPlan(
+        checker.dataset, [], lambda _: judge_segments(checker), stored_segments(checker)
+    )

@@ -5,12 +5,20 @@ constraints judge against its own earlier runs."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from checkers.checker import CheckerResult
-from checkers.metrics import Analyzer, Metric, Size, run_analysis
+from checkers.metrics import Analyzer, Metric, Size, merge_states, run_analysis
 from checkers.metrics.constraints import ConstraintStatus
+from checkers.metrics.segment_states import (
+    PerSegment,
+    TooManySegmentsError,
+    merged_segment_metrics,
+)
+from checkers.metrics.segments import SegmentMetrics
+from checkers.metrics.state_stores import LoadedState
 from checkers.metrics.verification import VerificationResult, evaluate_check, worst_status
 from checkers.outcome import json_safe
 
@@ -18,26 +26,75 @@ if TYPE_CHECKING:
     from checkers.metric_checker import MetricChecker
 
 
+@dataclass
+class SegmentedPlan:
+    """How a checker judged per segment runs from states kept per partition and segment (an
+    incremental check): its `PerSegment` analyzers, the most segments it judges, and `finish`
+    from each segment's metrics and the whole's row count (`Size()`)."""
+
+    analyzers: list[PerSegment]
+    max_segments: int
+    finish: Callable[[SegmentMetrics, Metric], CheckerResult]
+
+    def judge_states(
+        self, parts: Iterable[Mapping[Analyzer, LoadedState]], errors: Mapping[Analyzer, str]
+    ) -> CheckerResult:
+        """The result from each part's (partition's) states, merged per segment (no Spark job);
+        an error computing the parts' states is the checker's."""
+        if found := next((errors[a] for a in self.analyzers if a in errors), None):
+            return CheckerResult.failed_to_run(found)
+        merged = merge_states([Size(), *self.analyzers], parts)
+        try:
+            by_segment = merged_segment_metrics(
+                self.analyzers, merged, max_segments=self.max_segments
+            )
+        except TooManySegmentsError as exc:
+            return CheckerResult.failed_to_run(str(exc))
+        return self.finish(by_segment, Size().metric_from_state(merged[Size()]))
+
+
 def segment_label(columns: Sequence[str], segment: object) -> str:
     values = segment if isinstance(segment, tuple) else (segment,)
     return ", ".join(f"{c}={v}" for c, v in zip(columns, values, strict=True))
 
 
+def segment_analyzers(checker: MetricChecker) -> list[Analyzer]:
+    """What each segment is judged on: its row count and every constraint's metric."""
+    return list(dict.fromkeys([Size(), *(c.analyzer for c in checker.constraints)]))
+
+
 def judge_segments(checker: MetricChecker) -> CheckerResult:
     """The checker's result with each constraint judged for each segment of the data."""
-    size = Size()
-    analyzers = list(dict.fromkeys([size, *(c.analyzer for c in checker.constraints)]))
     result = run_analysis(
         checker.dataset,
-        analyzers,
+        segment_analyzers(checker),
         segment_by=checker.segment_by,
         max_segments=checker.max_segments,
     )
-    whole = result.metric(size)
-    if not result.by_segment and not whole.ok:
+    judged = judge_segment_metrics(checker, result.by_segment, result.metric(Size()))
+    judged.spark_actions = result.spark_actions
+    return judged
+
+
+def stored_segments(checker: MetricChecker) -> SegmentedPlan:
+    """The checker judged from states kept per partition and segment (an incremental check)."""
+    by = checker.segment_by
+    return SegmentedPlan(
+        [PerSegment(a, by) for a in segment_analyzers(checker)],  # type: ignore[arg-type]
+        checker.max_segments,
+        lambda segments, whole: judge_segment_metrics(checker, segments, whole),
+    )
+
+
+def judge_segment_metrics(
+    checker: MetricChecker, by_segment: SegmentMetrics, whole: Metric
+) -> CheckerResult:
+    """Every constraint judged on each segment's metrics; `whole` is the data's row count."""
+    if not by_segment and not whole.ok:
         return CheckerResult.failed_to_run(whole.error or "no segments")
-    failed, values = [], {}
-    for segment, metrics in sorted(result.by_segment.items(), key=lambda kv: repr(kv[0])):
+    analyzers = segment_analyzers(checker)
+    failed, values, agreements = [], {}, {}
+    for segment, metrics in sorted(by_segment.items(), key=lambda kv: repr(kv[0])):
         label = segment_label(checker.segment_by, segment)
         judged: dict[Analyzer, Metric] = {
             a: metrics.get(a) or Metric(a, error=f"{a!r}: not computed per segment")
@@ -51,6 +108,8 @@ def judge_segments(checker: MetricChecker) -> CheckerResult:
             for outcome in result_of_check.constraint_results:
                 name = f"{outcome.constraint.name} [{label}]"
                 values[name] = json_safe(outcome.value)
+                if outcome.metric is not None and outcome.metric.agreement is not None:
+                    agreements[name] = outcome.metric.agreement
                 if outcome.status is ConstraintStatus.FAILURE:
                     failed.append(
                         {
@@ -63,10 +122,10 @@ def judge_segments(checker: MetricChecker) -> CheckerResult:
                     )
     return CheckerResult(
         failing=len(failed),
-        total=len(checker.constraints) * len(result.by_segment),
+        total=len(checker.constraints) * len(by_segment),
         unexcused=len(failed),
         rows=int(whole.value) if whole.ok else None,  # type: ignore[arg-type]
         metrics=values,
-        spark_actions=result.spark_actions,
+        agreements=agreements,
         fetch_sample=lambda limit: failed[:limit],
     )

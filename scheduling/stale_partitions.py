@@ -14,13 +14,14 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from checkers.checker import CheckerPlan, plan_or_error
-from checkers.metrics import Analyzer, Metric, Size
+from checkers.metrics import Analyzer, Metric
 from checkers.metrics.differential import metrics_from_states
 from checkers.metrics.partitioned import has_partition_states
 from checkers.metrics.state_stores import LoadedState
 from checks.base import QualityCheck
 from scheduling.schema import migrate
 from scheduling.settings import Settings
+from scheduling.tick.incremental import stored_analyzers
 from scheduling.tick.partition_store import PartitionStore
 
 
@@ -57,9 +58,7 @@ def stale_partitions(
                 return known
             if item.result.error:
                 return known
-            analyzers = [
-                a for a in dict.fromkeys([*planned.analyzers, Size()]) if has_partition_states(a)
-            ]
+            analyzers = [a for a in stored_analyzers(planned) if has_partition_states(a)]
             mine = store.load(check.name, known, analyzers)
             fresh = scratch.load(check.name, known, analyzers)
             return [

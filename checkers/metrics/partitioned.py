@@ -29,6 +29,8 @@ from checkers.metrics.runner import (
     frequency_tables,
     split_by_schema,
 )
+from checkers.metrics.segment_states import PerSegment, partition_segment_states, whole_of
+from checkers.metrics.segments import MAX_SEGMENTS
 from checkers.metrics.standalone import QueryAnalyzer, SchemaAnalyzer
 from checkers.metrics.state_stores import FrequencyTableStore, LoadedState
 
@@ -59,10 +61,15 @@ def analyze_partitions(
     state_store: FrequencyTableStore | None = None,
     dataset: str | None = None,
     sketch_plan: SketchPlan = SketchPlan.AUTO,
+    max_segments: int = MAX_SEGMENTS,
 ) -> PartitionedAnalysis:
     """States of `analyzers` for each of `partitions`, whose rows are those of `df` where the
     string `column` equals the partition. With `state_store` and `dataset`, frequency tables are
-    written where the store keeps that partition's states (the caller saves the states)."""
+    written where the store keeps that partition's states (the caller saves the states).
+
+    `PerSegment` analyzers are computed grouped by partition and segment (at most
+    `max_segments` segments per partition); an analyzer also asked for per segment gets its
+    partition's state merged from its segments' (no pass of its own)."""
     if state_store is not None and dataset is None:
         raise ValueError("storing frequency tables needs dataset=")
     runnable, problems = split_by_schema(list(dict.fromkeys(analyzers)), df.schema)
@@ -71,6 +78,8 @@ def analyze_partitions(
         result.errors[own] = f"{own!r} is computed by run_analysis, not per partition"
     columnar = _reads_columnar_files(df)
     scan = [a for a in runnable if isinstance(a, ScanShareableAnalyzer)]
+    if per_segment := [a for a in runnable if isinstance(a, PerSegment)]:
+        scan = _segment_states(df, per_segment, scan, result, column, sketch_plan, max_segments)
     for group in _scan_passes(scan, sketch_plan, columnar):
         outcome = run_scan(df, group, by=column)
         result.spark_actions += outcome.actions
@@ -92,6 +101,41 @@ def analyze_partitions(
     if frequency:
         _frequency_states(df, frequency, result, column, state_store, dataset, columnar)
     return result
+
+
+def _segment_states(
+    df: DataFrame,
+    analyzers: list[PerSegment],
+    scan: list[ScanShareableAnalyzer],
+    result: PartitionedAnalysis,
+    column: str,
+    sketch_plan: SketchPlan,
+    max_segments: int,
+) -> list[ScanShareableAnalyzer]:
+    """Adds the states of `analyzers` to `result`, and those of the `scan` analyzers that merge
+    from their segments'; returns the scan analyzers still to compute by partition."""
+    columnar = _reads_columnar_files(df)
+    inner = list(dict.fromkeys(a.analyzer for a in analyzers))
+    found = partition_segment_states(
+        df,
+        analyzers,
+        list(result.states),
+        column=column,
+        passes=_scan_passes(inner, sketch_plan, columnar),
+        max_segments=max_segments,
+    )
+    result.spark_actions += found.actions
+    result.errors.update(found.errors)
+    merged: dict[ScanShareableAnalyzer, PerSegment] = {}
+    for analyzer in (a for a in scan if not a.is_sketch):  # exact: counts, sums, extremes
+        twin = next((a for a in analyzers if a.analyzer == analyzer), None)
+        if twin is not None and twin not in found.errors:
+            merged[analyzer] = twin
+    for partition, states in found.states.items():
+        result.states[partition].update(states)
+        for analyzer, twin in merged.items():
+            result.states[partition][analyzer] = whole_of(states[twin], analyzer)  # type: ignore[arg-type]
+    return [a for a in scan if a not in merged]
 
 
 def _frequency_states(

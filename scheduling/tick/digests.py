@@ -52,6 +52,8 @@ def _digest(
         parts.append(repr(analyzer))
         if isinstance(analyzer, CountWhere):
             parts.append(next(conditions))
+    if plan.segmented is not None:  # what each segment's states are of
+        parts.extend(repr(a) for a in plan.segmented.analyzers)
     text = _ADDRESS.sub("", "\n".join(parts))
     return hashlib.sha256(text.encode()).hexdigest()
 

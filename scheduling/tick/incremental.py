@@ -31,6 +31,8 @@ from checkers.metrics import (
 from checkers.metrics.differential import metrics_from_states
 from checkers.metrics.partition_drift import metrics_across_partitions
 from checkers.metrics.partitioned import analyze_partitions
+from checkers.metrics.segment_states import PerSegment
+from checkers.metrics.segments import MAX_SEGMENTS
 from checkers.metrics.state_stores import LoadedState
 from checkers.parsers import (
     PARTITION_COLUMN,
@@ -46,6 +48,8 @@ from checks.incremental import partition_order
 from scheduling.tick.day_one import backfill_history
 from scheduling.tick.digests import definition_digest, legacy_definition_digest
 from scheduling.tick.partition_store import Known, PartitionStore
+
+States = Mapping[Analyzer, LoadedState]
 
 
 @dataclass(frozen=True)
@@ -184,8 +188,10 @@ def prepare(
         for p in scope
         if (k := known.get(p.key)) and k.fingerprint == p.fingerprint and k.definition in accepted
     ]
-    stored = store.load(check.name, unchanged, probe.analyzers)
-    stored = {k: s for k, s in stored.items() if all(a in s for a in probe.analyzers)}
+    wanted = stored_analyzers(probe)
+    needed = [a for a in wanted if a != Size() or a in probe.analyzers]
+    stored = store.load(check.name, unchanged, wanted)
+    stored = {k: s for k, s in stored.items() if all(a in s for a in needed)}
     changed = [p for p in scope if p.key not in stored]
     in_scope = {p.key for p in scope}
     dropped = [k for k in known if k not in in_scope]
@@ -242,7 +248,14 @@ class PartitionWork:
     def __post_init__(self) -> None:
         self.scan = self.full_scan.plan().analyzers[0] if self.full_scan else None
         extra = [self.scan] if self.scan else []
-        self.analyzers = list(dict.fromkeys([*self.plan.analyzers, Size(), *extra]))
+        self.analyzers = list(dict.fromkeys([*stored_analyzers(self.plan), *extra]))
+
+
+def stored_analyzers(plan: CheckerPlan) -> list[Analyzer]:
+    """The analyzers whose states an incremental run keeps per partition for `plan`: its own,
+    the row count, and a segmented checker's per-segment ones."""
+    segments = plan.segmented.analyzers if plan.segmented else []
+    return list(dict.fromkeys([*plan.analyzers, Size(), *segments]))
 
 
 def evaluate_partitions(
@@ -274,10 +287,15 @@ def _read_changed(
     assert frame is not None  # a plan without data is no incremental work
     keys = list(dict.fromkeys(p.key for i in indexes for p in works[i].partitions.changed))
     shared = [
-        a for i in indexes for a in works[i].analyzers if isinstance(a, ScanShareableAnalyzer)
+        a
+        for i in indexes
+        for a in works[i].analyzers
+        if isinstance(a, (ScanShareableAnalyzer, PerSegment))
     ]
+    caps = [w.plan.segmented.max_segments for i in indexes if (w := works[i]).plan.segmented]
+    cap = max(caps, default=MAX_SEGMENTS)  # each work judges its own cap after the merge
     try:
-        scan = analyze_partitions(frame, shared, keys, column=PARTITION_COLUMN)
+        scan = analyze_partitions(frame, shared, keys, column=PARTITION_COLUMN, max_segments=cap)
     except Exception as exc:
         for i in indexes:
             errors[i] = dict.fromkeys(works[i].analyzers, describe_failure(exc))
@@ -325,7 +343,7 @@ def _finish(
     check = partitions.check
     if work.full_scan is not None and work.scan in errors:
         return work.full_scan.malformed(errors[work.scan])
-    analyzers = list(dict.fromkeys([*work.plan.analyzers, Size()]))
+    analyzers = stored_analyzers(work.plan)
     if not errors:  # a partition is committed only when all its states were computed
         try:
             for partition in partitions.changed:
@@ -347,6 +365,12 @@ def _finish(
             return CheckerResult.failed_to_run(
                 f"storing the states of {check.name}'s partitions failed: {describe_failure(exc)}"
             )
+    if work.plan.segmented is not None:
+        parts = [*partitions.stored.values(), *fresh.values()]
+        judged = work.plan.segmented.judge_states(parts, errors)
+        judged.spark_actions += actions
+        judged.reading = _reading(partitions, fresh)
+        return judged
     metrics: dict[Analyzer, Metric] = {a: Metric(a, error=e) for a, e in errors.items()}
     computable = [a for a in analyzers if a not in metrics]
     try:
@@ -361,13 +385,17 @@ def _finish(
     metrics.update(metrics_across_partitions(computable, parts))
     result = work.plan.finish(metrics)
     result.spark_actions = actions + more
+    result.reading = _reading(partitions, fresh)
+    return result
+
+
+def _reading(partitions: PartitionPlan, fresh: Mapping[str, States]) -> dict[str, int]:
     read = sum(getattr(fresh[p.key].get(Size()), "num_matches", 0) for p in partitions.changed)
-    result.reading = {
+    return {
         "rows_read": read,
         "partitions_read": len(partitions.changed),
         "partitions": len(partitions.scope),
     }
-    return result
 
 
 def _record_partitions(
@@ -380,6 +408,8 @@ def _record_partitions(
     checker = work.checker
     history = getattr(checker, "history", None)
     if not isinstance(checker, MetricChecker) or history is None or not history.save:
+        return
+    if work.plan.segmented is not None:  # each segment's history is of whole runs only
         return
     backfill_history(checker, work.partitions.scope, work.partitions.stored)
     newest = None

@@ -1,0 +1,121 @@
+"""Incremental checks judged per segment: states kept per partition and segment, merged per
+segment, equal to a recomputation from scratch after an append, a rewritten partition (a new
+segment in it, another gone) and a deleted one (the only partition of a segment); one new
+partition costs the incremental floor's jobs."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from checkers import MetricChecker
+from checkers.metrics import Check, CheckLevel
+from checkers.parsers import HivePartitions, ParquetParser
+from scheduling.tick.evaluate import evaluate_checks
+from tests.incremental_helpers import (
+    incremental_check,
+    partition_store,
+    same_as_scratch,
+    write_day,
+)
+from tests.metrics.jobs import count_jobs
+
+pytestmark = pytest.mark.classic_only  # jobs are counted through the SparkContext
+
+START = dt.date(2024, 3, 1)
+NOW = dt.datetime(2024, 6, 1, tzinfo=dt.UTC)
+
+
+def day_frame(i: int, carriers: tuple[str, ...] = ("AA", "UA")) -> pd.DataFrame:
+    """Four flights per carrier: UA misses a dep_time every day, AA never."""
+    return pd.DataFrame(
+        [
+            {
+                "carrier": carrier,
+                "flight": n,
+                "dep_time": None if (carrier == "UA" and n == 0) else 600.0 + n + i,
+                "arr_delay": float((i * 7 + n * 3 + len(carrier)) % 50),
+            }
+            for carrier in carriers
+            for n in range(4)
+        ]
+    )
+
+
+def segmented_check(root: Path):
+    source = ParquetParser(str(root), partitioning=HivePartitions(("day",)))
+    suite = (
+        Check(CheckLevel.ERROR, "per_carrier")
+        .has_completeness("dep_time", lambda v: v == 1.0)
+        .has_mean("dep_time", lambda v: v > 600)
+        .has_approx_quantile("arr_delay", 0.5, lambda v: v < 40)
+        .has_size(lambda v: v >= 8)
+    )
+    return incremental_check(
+        "per_carrier",
+        source,
+        lambda data: MetricChecker(data, [suite], segment_by=["carrier"]),
+    )
+
+
+def _run(spark, check, store):
+    (outcome,), jobs = count_jobs(
+        spark, lambda: evaluate_checks([check], spark=spark, now=NOW, partitions=store)
+    )
+    assert outcome.error is None, outcome.error
+    (scratch,) = same_as_scratch(spark, [check], [outcome], NOW)
+    assert outcome.metrics == pytest.approx(scratch.metrics)  # the sketch's too, on tiny data
+    return outcome, jobs
+
+
+def _carriers(outcome) -> set[str]:
+    return {key.split("[carrier=")[1].rstrip("]") for key in outcome.metrics}
+
+
+def _failing(outcome) -> set[tuple[str, str]]:
+    assert outcome.failing == len(outcome.sample)
+    return {(r["segment"].removeprefix("carrier="), r["constraint"]) for r in outcome.sample}
+
+
+COMPLETE = "CompletenessConstraint(dep_time)"
+SIZE = "SizeConstraint"
+
+
+def test_segments_merge_per_partition_like_a_recomputation(spark, tmp_path):
+    root = tmp_path / "lake"
+    store = partition_store(tmp_path)
+    check = segmented_check(root)
+    write_day(root, START, day_frame(0, ("AA", "UA", "B6")))  # B6 flies on the first day only
+    for i in (1, 2):
+        write_day(root, START + dt.timedelta(days=i), day_frame(i))
+    first, _ = _run(spark, check, store)
+    assert first.reading["partitions_read"] == 3
+    assert _carriers(first) == {"AA", "UA", "B6"}
+    assert _failing(first) == {("UA", COMPLETE), ("B6", SIZE)}
+
+    write_day(root, START + dt.timedelta(days=3), day_frame(3))  # appended
+    appended, jobs = _run(spark, check, store)
+    assert appended.reading == {"rows_read": 8, "partitions_read": 1, "partitions": 4}, (
+        appended.reading
+    )
+    assert jobs <= 3, jobs  # counts and moments by partition and segment, then the sketches
+    assert appended.metrics["SizeConstraint [carrier=AA]"] == 16.0
+
+    write_day(root, START + dt.timedelta(days=1), day_frame(9, ("UA", "DL")), mtime=1_700_000_000)
+    rewritten, _ = _run(spark, check, store)  # AA left day 1, DL arrived
+    assert rewritten.reading["partitions_read"] == 1
+    assert rewritten.metrics["SizeConstraint [carrier=AA]"] == 12.0
+    assert rewritten.metrics["SizeConstraint [carrier=DL]"] == 4.0
+    assert _failing(rewritten) == {("UA", COMPLETE), ("B6", SIZE), ("DL", SIZE)}
+
+    shutil.rmtree(root / f"day={START.isoformat()}")  # B6's only partition
+    deleted, _ = _run(spark, check, store)
+    assert deleted.reading == {"rows_read": 0, "partitions_read": 0, "partitions": 3}
+    assert _carriers(deleted) == {"AA", "UA", "DL"}
+    sizes = {c: deleted.metrics[f"{SIZE} [carrier={c}]"] for c in ("AA", "UA", "DL")}
+    assert sizes == {"AA": 8.0, "UA": 12.0, "DL": 4.0}
+    assert _failing(deleted) == {("UA", COMPLETE), ("DL", SIZE)}
