@@ -114,7 +114,8 @@ def test_an_outcome_or_tick_task_imports_neither_spark_nor_the_alerting_pipeline
 import datetime as dt, sys
 import dags.dq_checks as module
 from scheduling.airflow.tasks import OutcomeFailed, settle, tick_done
-start, end = dt.datetime(2026, 11, 22, 6, 45, tzinfo=dt.UTC), dt.datetime(2026, 11, 22, 7, tzinfo=dt.UTC)
+end = dt.datetime(2026, 11, 22, 7, tzinfo=dt.UTC)
+start = end - dt.timedelta(minutes=15)
 red = {"check": "numbers_odd", "status": "failed", "level": "ERROR", "summary": "numbers_odd: 1/3"}
 try:
     settle(module.BY_NAME["numbers_odd"], red, attempt=1, start=start, end=end)
