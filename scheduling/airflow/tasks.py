@@ -3,7 +3,9 @@ window and runs them all in one process (one Spark application per tick, one rea
 engine pass per dataset; an ERROR evaluated once more there), `outcome_task` names the kind of
 each outcome, `shown` lists the outcomes the mapped `outcome` task shows (all but the passed
 ones), and `settle` turns a failing outcome into its instance's failure. Airflow is imported
-only for its exceptions."""
+only for its exceptions. What only `evaluate` needs (claims, readiness, windows, alerting) is
+imported there: an `outcome` or `tick` task process, one per red check and tick, imports the
+rest alone."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import datetime as dt
 import logging
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from checkers.outcome import CheckOutcome, Status
 from checks.problems import DefinitionProblem
@@ -23,10 +26,11 @@ from scheduling.airflow.outcome_tasks import (
     OutcomeFailed,
     outcome_label,
 )
-from scheduling.claims import Claim
 from scheduling.config import Config
-from scheduling.tick.readiness import Readiness
-from scheduling.windows import is_due
+
+if TYPE_CHECKING:
+    from scheduling.claims import Claim
+    from scheduling.tick.readiness import Readiness
 
 OUTCOMES = "outcomes"  # the XCom key of the summaries evaluate pushes
 CHOSEN = "chosen"  # the XCom key of the names of the checks evaluate ran
@@ -65,6 +69,8 @@ def states_of(entry: Entry, defaults: TaskStates) -> TaskStates:
 def due(entries: Sequence[Entry], start: dt.datetime, end: dt.datetime) -> list[Entry]:
     """The entries due in (start, end]: those whose clock fires, and every check that could not
     be defined (its ERROR outcome shows each tick, until it is fixed)."""
+    from scheduling.windows import is_due
+
     return [
         e
         for e in entries
@@ -81,6 +87,8 @@ def summary_of(
     """An outcome (or a claim held elsewhere) as the JSON a task pushes to XCom, with what the
     run did to the readiness of the asset the check guards; `serve_url` (DQ_SERVE_URL) links
     a red outcome's one line to the check's page on `dq serve`."""
+    from scheduling.claims import Claim
+
     if isinstance(result, Claim):
         return {"check": result.check, "status": HELD, "summary": result.describe()}
     gate: Summary = {}

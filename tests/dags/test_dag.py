@@ -105,3 +105,36 @@ print(sorted(e.name for e in due(module.ENTRIES, start, end)), 'pyspark' in sys.
     planned, spark = out[-1].rsplit(" ", 1)
     assert "'every_quarter_positive'" in planned and "nightly_small" not in planned
     assert spark == "False"  # choosing the due checks needs no Spark
+
+
+def test_an_outcome_or_tick_task_imports_neither_spark_nor_the_alerting_pipeline(airflow_env):
+    """Each red check of a tick is a task process of its own after `evaluate`: what its callable
+    (and `tick`'s) runs on a first try imports no module of Spark, alerting or the tick."""
+    code = """
+import datetime as dt, sys
+import dags.dq_checks as module
+from scheduling.airflow.tasks import OutcomeFailed, settle, tick_done
+end = dt.datetime(2026, 11, 22, 7, tzinfo=dt.UTC)
+start = end - dt.timedelta(minutes=15)
+red = {"check": "numbers_odd", "status": "failed", "level": "ERROR", "summary": "numbers_odd: 1/3"}
+try:
+    settle(module.BY_NAME["numbers_odd"], red, attempt=1, start=start, end=end)
+except OutcomeFailed as failed:
+    print(failed.code)
+print(tick_done(["numbers_odd"], {"numbers_odd": red}))
+heavy = ("pyspark", "alerting", "scheduling.tick", "scheduling.claims", "scheduling.runner")
+print(sum(1 for m in sys.modules if m.startswith(heavy)))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=airflow_env,
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    ).stdout.splitlines()
+    assert out[-3:] == [
+        "numbers_odd: 1/3",  # the red instance's failure: its one line
+        "1 check(s) evaluated; 1 not green: numbers_odd",
+        "0",  # modules of Spark, alerting and the tick imported
+    ]
