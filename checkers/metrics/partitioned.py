@@ -116,23 +116,20 @@ def _segment_states(
     from their segments'; returns the scan analyzers still to compute by partition."""
     columnar = _reads_columnar_files(df)
     inner = list(dict.fromkeys(a.analyzer for a in analyzers))
-    found = partition_segment_states(
+    partition_segment_states(
         df,
         analyzers,
-        list(result.states),
+        result,
         column=column,
         passes=_scan_passes(inner, sketch_plan, columnar),
         max_segments=max_segments,
     )
-    result.spark_actions += found.actions
-    result.errors.update(found.errors)
     merged: dict[ScanShareableAnalyzer, PerSegment] = {}
     for analyzer in (a for a in scan if not a.is_sketch):  # exact: counts, sums, extremes
         twin = next((a for a in analyzers if a.analyzer == analyzer), None)
-        if twin is not None and twin not in found.errors:
+        if twin is not None and twin not in result.errors:
             merged[analyzer] = twin
-    for partition, states in found.states.items():
-        result.states[partition].update(states)
+    for partition, states in result.states.items():
         for analyzer, twin in merged.items():
             result.states[partition][analyzer] = whole_of(states[twin], analyzer)  # type: ignore[arg-type]
     return [a for a in scan if a not in merged]

@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import reduce
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
@@ -27,6 +27,9 @@ from checkers.metrics._metric import Entity, Metric, MetricSource, MetricValue
 from checkers.metrics._scan import run_scan
 from checkers.metrics._serde import decode_state, encode_state, state_kind
 from checkers.metrics.segments import SEGMENT, Segment, SegmentMetrics, segment_value, segmented
+
+if TYPE_CHECKING:
+    from checkers.metrics.partitioned import PartitionedAnalysis
 
 __all__ = [
     "PerSegment",
@@ -102,30 +105,22 @@ class PerSegment(Analyzer):
         return f"PerSegment({self.analyzer!r}, by={list(self.by)!r})"
 
 
-@dataclass
-class PartitionSegments:
-    """A partitioned pass's states of `PerSegment` analyzers: per partition (every requested
-    one, with empty states when it has no rows), errors, and Spark actions taken."""
-
-    states: dict[str, dict[Analyzer, State]]
-    errors: dict[Analyzer, str] = field(default_factory=dict)
-    actions: int = 0
-
-
 def partition_segment_states(
     df: DataFrame,
     analyzers: Sequence[PerSegment],
-    partitions: Sequence[str],
+    found: PartitionedAnalysis,
     *,
     column: str,
     passes: Sequence[Sequence[ScanShareableAnalyzer]],
     max_segments: int,
-) -> PartitionSegments:
-    """States of `analyzers` in each of `partitions` (the string `column` of `df`), from one
+) -> None:
+    """Adds to `found` the states of `analyzers` in each of its partitions (the string `column`
+    of `df`; empty states where a partition has no rows), their errors and the Spark actions
+    taken, from one
     aggregation grouped by partition and segment per scan pass in `passes` (which group the
     inner analyzers) and per segment columns. At most `max_segments` segments per partition
     read (an error for every such analyzer beyond, decided in the same job)."""
-    found = PartitionSegments({p: {} for p in partitions})
+    partitions = list(found.states)
     for by in dict.fromkeys(a.by for a in analyzers):
         mine = {a.analyzer: a for a in analyzers if a.by == by}
         frame = segmented(df, by)
@@ -143,9 +138,9 @@ def partition_segment_states(
             except TooManySegmentsError:
                 error = str(TooManySegmentsError(by, max_segments))
                 found.errors.update(dict.fromkeys((mine[a] for a in inner), error))
-                found.actions += 1
+                found.spark_actions += 1
                 continue
-            found.actions += outcome.actions
+            found.spark_actions += outcome.actions
             found.errors.update({mine[a]: e for a, e in outcome.errors.items()})
             per_partition: dict[str, dict[Analyzer, dict[Segment, State]]] = {}
             for key, states in outcome.grouped.items():
@@ -158,7 +153,6 @@ def partition_segment_states(
                 for analyzer in inner:
                     if analyzer not in outcome.errors:
                         kept[mine[analyzer]] = SegmentStates(got.get(analyzer, {}))
-    return found
 
 
 def whole_of(segments: SegmentStates, analyzer: ScanShareableAnalyzer) -> State:

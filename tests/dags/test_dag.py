@@ -39,6 +39,13 @@ def _dagbag(env: dict[str, str]) -> list[str]:
     ).stdout.splitlines()
 
 
+def _python_lines(code: str, env: dict[str, str]) -> list[str]:
+    """The lines `code` prints, run by this Python from the repository's root under `env`."""
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True, cwd=ROOT
+    ).stdout.splitlines()
+
+
 def test_dagbag_parses_without_spark_or_the_checks(airflow_env):
     tasks, dags, errors, imported = _dagbag(airflow_env)[-4:]
     assert dags == "['dq_checks']" and errors == "[]"
@@ -93,14 +100,7 @@ print(start.isoformat(), end.isoformat())
 from scheduling.airflow.tasks import due
 print(sorted(e.name for e in due(module.ENTRIES, start, end)), 'pyspark' in sys.modules)
 """
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        env=airflow_env,
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    ).stdout.splitlines()
+    out = _python_lines(code, airflow_env)
     assert out[-2] == "2026-11-22T06:45:00+00:00 2026-11-22T07:00:00+00:00"
     planned, spark = out[-1].rsplit(" ", 1)
     assert "'every_quarter_positive'" in planned and "nightly_small" not in planned
@@ -125,14 +125,7 @@ print(tick_done(["numbers_odd"], {"numbers_odd": red}))
 heavy = ("pyspark", "alerting", "scheduling.tick", "scheduling.claims", "scheduling.runner")
 print(sum(1 for m in sys.modules if m.startswith(heavy)))
 """
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        env=airflow_env,
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    ).stdout.splitlines()
+    out = _python_lines(code, airflow_env)
     assert out[-3:] == [
         "numbers_odd: 1/3",  # the red instance's failure: its one line
         "1 check(s) evaluated; 1 not green: numbers_odd",
