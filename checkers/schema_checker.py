@@ -19,6 +19,7 @@ from sqlalchemy.engine import Engine
 from checkers.checker import Checker, CheckerPlan, CheckerResult
 from checkers.engine_tables import recorded_schemas as table
 from checkers.metrics import Analyzer, Metric
+from checkers.parsers.table_formats import TableFormatParser, declared_schema
 from checkers.project_db import database_engine, utc_now
 from checkers.tolerances import KnownBroken
 
@@ -107,15 +108,18 @@ class RecordedSchema:
 
 
 class SchemaChecker(Checker):
-    """The columns of `dataset` against `baseline` (a StructType, or DDL text such as a parser's
-    promised schema). Without a baseline, against the schema recorded at the check's previous
-    run (`recorded`, in the project database): the first run passes and records its schema, a
-    change fails the run that first sees it, and that run records the new schema. Elements are
-    columns, keyed by name, so `KnownBroken(["legacy_col"])` excuses an expected change.
+    """The columns of `dataset` against `baseline` (a StructType, DDL text such as a parser's
+    promised schema, or a Delta or Iceberg parser: its table's schema at the version it names,
+    from metadata). A table format's columns are compared as its metadata declares them, NOT
+    NULL included (Spark's file reader calls every column nullable). Without a baseline, against
+    the schema recorded at the check's previous run (`recorded`, in the project database): the
+    first run passes and records its schema, a change fails the run that first sees it, and
+    that run records the new schema. Elements are columns, keyed by name, so
+    `KnownBroken(["legacy_col"])` excuses an expected change.
     `nullability=False` ignores nullability changes (many sources report every column nullable).
 
     >>> SchemaChecker(DeltaParser("lake/orders").load(spark),
-    ...               baseline=DeltaParser("lake/orders", version=41).load(spark).schema)
+    ...               baseline=DeltaParser("lake/orders", version=41))
     >>> SchemaChecker(orders)  # in a check: against the schema its previous run saw
     """
 
@@ -124,7 +128,7 @@ class SchemaChecker(Checker):
     def __init__(
         self,
         dataset: DataFrame,
-        baseline: StructType | str | None = None,
+        baseline: StructType | str | TableFormatParser | None = None,
         *,
         nullability: bool = True,
         recorded: RecordedSchema | None = None,
@@ -153,6 +157,8 @@ class SchemaChecker(Checker):
             return self.recorded.previous()
         if isinstance(self.baseline, StructType):
             return self.baseline
+        if isinstance(self.baseline, TableFormatParser):
+            return self.baseline.inspect().schema
         from checkers.parsers._base import promised_struct
 
         return promised_struct(self.dataset.sparkSession, self.baseline)
@@ -164,7 +170,7 @@ class SchemaChecker(Checker):
         }
 
         def finish(metrics: Mapping[Analyzer, Metric]) -> CheckerResult:
-            actual = self.dataset.schema
+            actual = declared_schema(self.dataset) or self.dataset.schema
             baseline = actual if previous is None else previous  # a first run: nothing to miss
             if self.baseline is None and self.recorded is not None and previous != actual:
                 self.recorded.record(actual)

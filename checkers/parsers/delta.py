@@ -1,17 +1,20 @@
 """Delta Lake tables through delta-rs (`deltalake`, the `[delta]` extra): the snapshot's data files
 and their statistics from the transaction log, the data read by Spark's Parquet reader over
-exactly those files. Features that reader cannot honour are a clear error, never a wrong answer."""
+exactly those files, or through delta-spark where the session has it. Features the direct read
+cannot honour are then read by delta-spark, else a clear error, never a wrong answer."""
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from checkers.metrics import ColumnStats
 from checkers.parsers._base import Lazy, SourceError, SourceIdentity, resolve
+from checkers.parsers.format_sources import format_source
 from checkers.parsers.partitions import DataFiles, Partitioning
 from checkers.parsers.table_formats import Snapshot, SnapshotFile, TableFormatParser
 
@@ -19,10 +22,6 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 _NEEDS_EXTRA = "DeltaParser needs the deltalake package: pip install 'dq-checkers[delta]'"
-_FIX = (
-    "read the table with TableParser in a Spark session that has Delta Lake's own Spark "
-    "support (delta-spark)"
-)
 
 
 def _deltalake() -> Any:
@@ -88,7 +87,9 @@ def _file(root: str, action: dict[str, Any], partition_columns: list[str]) -> Sn
 @dataclass(frozen=True)
 class DeltaParser(TableFormatParser):
     """A Delta table at `path` (local or any store delta-rs reaches with `storage_options`), its
-    latest version or `version`. Deletion vectors and column mapping are errors naming the fix.
+    latest version or `version`, read through delta-spark where the session has it (see
+    `spark_support`), else by Spark's Parquet reader, for which deletion vectors and column
+    mapping are errors naming the fix.
 
     >>> DeltaParser("s3a://lake/bookings", storage_options=(("AWS_REGION", "eu-west-1"),))
     """
@@ -99,6 +100,9 @@ class DeltaParser(TableFormatParser):
     storage_options: tuple[tuple[str, Lazy], ...] = field(default=(), kw_only=True)
     deadline_s: float | None = field(default=None, kw_only=True)
     partitioning: Partitioning | None = field(default=DataFiles(), kw_only=True)
+    spark_support: bool | None = field(default=None, kw_only=True)
+    spark_format: ClassVar[str] = "delta"
+    spark_package: ClassVar[str] = "Delta Lake's own Spark support (delta-spark)"
 
     def describe(self) -> str:
         at = "" if self.version is None else f" version {self.version}"
@@ -118,15 +122,11 @@ class DeltaParser(TableFormatParser):
         except Exception as exc:
             raise SourceError(f"cannot open {self.describe()}: {exc}") from exc
 
-    def snapshot(self) -> Snapshot:
+    def inspect(self) -> Snapshot:
         import pyarrow as pa
 
         table = self.table()
-        if problems := unsupported_features(table):
-            raise SourceError(
-                f"{self.describe()} uses {'; '.join(problems)}, which a direct Parquet read "
-                f"cannot honour: {_FIX}"
-            )
+        problems = unsupported_features(table)
         partition_columns = list(table.metadata().partition_columns)
         actions = pa.table(table.get_add_actions(flatten=True)).to_pylist()
         root = table.table_uri.rstrip("/")
@@ -145,4 +145,9 @@ class DeltaParser(TableFormatParser):
             partition_columns=tuple(partition_columns),
             # numeric bounds are never truncated; wide bounds come only with deletion vectors
             exact_bounds=frozenset(schema.fieldNames()),
+            problems=tuple(problems),
         )
+
+    def _format_read(self, spark: SparkSession, snapshot: Snapshot) -> DataFrame | None:
+        version = {"versionAsOf": str(snapshot.version)}  # the version the statistics describe
+        return format_source(spark, self.spark_format, resolve(self.path), version)

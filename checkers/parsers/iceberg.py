@@ -1,19 +1,22 @@
 """Iceberg tables through pyiceberg (the `[iceberg]` extra), in any catalog pyiceberg loads (SQL on
 SQLite or PostgreSQL, REST, Glue, Hive): the snapshot's data files and their manifest statistics,
-the data read by Spark's Parquet reader over exactly those files. Delete files and renamed
-columns, which that reader cannot honour, are a clear error."""
+the data read by Spark's Parquet reader over exactly those files, or through Iceberg's Spark
+runtime where the session has it. Delete files and renamed columns, which the direct read
+cannot honour, are then read by that runtime, else a clear error."""
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from checkers.metrics import ColumnStats
 from checkers.parsers._base import Lazy, SourceError, SourceIdentity, resolve
+from checkers.parsers.format_sources import format_source
 from checkers.parsers.partitions import DataFiles, Partitioning
 from checkers.parsers.table_formats import Snapshot, SnapshotFile, TableFormatParser
 
@@ -21,10 +24,6 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 _NEEDS_EXTRA = "IcebergParser needs the pyiceberg package: pip install 'dq-checkers[iceberg]'"
-_FIX = (
-    "read the table with TableParser in a Spark session that has Iceberg's own Spark runtime "
-    "(iceberg-spark-runtime), or rewrite the affected files"
-)
 
 
 def load_catalog(name: str, properties: Mapping[str, str]) -> Any:
@@ -77,18 +76,16 @@ def _file(table: Any, task: Any) -> SnapshotFile:
     return SnapshotFile(key, path, data.file_size_in_bytes, data.record_count, columns)
 
 
-def _planned(scan: Any, describe: str) -> list[Any]:
+def _planned(scan: Any) -> tuple[list[Any], list[str]]:
+    """The scan's file tasks, and the row-level deletes a direct Parquet read would not apply."""
     try:
         tasks = list(scan.plan_files())
     except ValueError as exc:  # pyiceberg refuses to plan equality deletes
-        raise SourceError(f"{describe} has delete files ({exc}): {_FIX}") from exc
+        return [], [f"delete files ({exc})"]
     deleted = sorted({d.file_path for t in tasks for d in t.delete_files})
     if deleted:
-        raise SourceError(
-            f"{describe} has {len(deleted)} delete files (row-level deletes, e.g. {deleted[0]}) "
-            f"that a direct Parquet read would not apply: {_FIX}"
-        )
-    return tasks
+        return tasks, [f"{len(deleted)} delete files (row-level deletes, e.g. {deleted[0]})"]
+    return tasks, []
 
 
 @dataclass(frozen=True)
@@ -96,6 +93,8 @@ class IcebergParser(TableFormatParser):
     """The Iceberg table `table` ("namespace.name") of the pyiceberg catalog `catalog`, configured
     by `catalog_properties` (values may be callables, so secrets come from the environment when
     the source is read) or by pyiceberg's own configuration (`.pyiceberg.yaml`, `PYICEBERG_*`).
+    Read through Iceberg's Spark runtime where the session has it (by the table's metadata
+    file, see `spark_support`), else by Spark's Parquet reader.
 
     >>> IcebergParser("sales.orders", catalog="lake",
     ...               catalog_properties=(("type", "sql"), ("uri", lambda: os.environ["LAKE_DB"])))
@@ -108,6 +107,9 @@ class IcebergParser(TableFormatParser):
     schema: str | StructType | None = field(default=None, kw_only=True)
     deadline_s: float | None = field(default=None, kw_only=True)
     partitioning: Partitioning | None = field(default=DataFiles(), kw_only=True)
+    spark_support: bool | None = field(default=None, kw_only=True)
+    spark_format: ClassVar[str] = "iceberg"
+    spark_package: ClassVar[str] = "Iceberg's own Spark runtime (iceberg-spark-runtime)"
 
     def __post_init__(self) -> None:
         if isinstance(self.catalog_properties, Mapping):
@@ -131,12 +133,13 @@ class IcebergParser(TableFormatParser):
         except Exception as exc:
             raise SourceError(f"cannot open {self.describe()}: {exc}") from exc
 
-    def snapshot(self) -> Snapshot:
+    def inspect(self) -> Snapshot:
         table = self.load_table()
+        problems = []
         if renamed := renamed_columns(table):
-            raise SourceError(
-                f"{self.describe()} has columns renamed since files were written "
-                f"({'; '.join(renamed)}); a Parquet read matches columns by name: {_FIX}"
+            problems.append(
+                f"columns renamed since files were written ({'; '.join(renamed)}: a Parquet "
+                "read matches columns by name)"
             )
         current = (
             table.snapshot_by_id(self.snapshot_id)
@@ -145,10 +148,8 @@ class IcebergParser(TableFormatParser):
         )
         if self.snapshot_id is not None and current is None:
             raise SourceError(f"{self.describe()} has no such snapshot")
-        tasks = (
-            []
-            if current is None
-            else _planned(table.scan(snapshot_id=current.snapshot_id), self.describe())
+        tasks, deletes = (
+            ([], []) if current is None else _planned(table.scan(snapshot_id=current.snapshot_id))
         )
         schema = from_arrow_schema(table.schema().as_arrow())
         return Snapshot(
@@ -161,4 +162,12 @@ class IcebergParser(TableFormatParser):
             origin=f"the Iceberg manifests of {self.table}",
             # bounds of numbers are never truncated (truncation applies to strings and binary)
             exact_bounds=frozenset(schema.fieldNames()),
+            problems=(*problems, *deletes),
         )
+
+    def _format_read(self, spark: SparkSession, snapshot: Snapshot) -> DataFrame | None:
+        # by its metadata file, which Iceberg's Spark source loads without a Spark catalog
+        location = self.load_table().metadata_location
+        has_snapshot = snapshot.committed_at is not None  # an empty table has none
+        pinned = {"snapshot-id": str(snapshot.version)} if has_snapshot else {}
+        return format_source(spark, self.spark_format, location, pinned)

@@ -1,10 +1,12 @@
 """What Delta and Iceberg parsers share: a table's snapshot as its data files (with their statistics
 and partition values), read by Spark's Parquet reader over exactly those files (so it runs on
-classic Spark, a cluster and Spark Connect alike), each file a partition for incremental checks."""
+classic Spark, a cluster and Spark Connect alike), or through the format's own Spark data source
+where the session has it; each file a partition for incremental checks."""
 
 from __future__ import annotations
 
 import datetime as dt
+import weakref
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -48,7 +50,8 @@ class SnapshotFile:
 @dataclass(frozen=True)
 class Snapshot:
     """A table as of one commit: its schema (partition columns included), the columns whose
-    values live in the log instead of the files, its data files, and what they tell."""
+    values live in the log instead of the files, its data files, and what they tell.
+    `problems` names what in it a direct Parquet read of the files would get wrong."""
 
     version: int
     committed_at: dt.datetime | None
@@ -57,10 +60,23 @@ class Snapshot:
     origin: str  # where the statistics come from, for people ("Delta log")
     partition_columns: tuple[str, ...] = ()
     exact_bounds: frozenset[str] = frozenset()
+    problems: tuple[str, ...] = ()
 
     def stats(self) -> SourceStats:
         files = tuple(FileStats(f.uri, f.size, f.rows, f.columns) for f in self.files)
-        return SourceStats(files, self.origin, self.exact_bounds)
+        problem = "; ".join(self.problems) or None  # the files' counts include deleted rows
+        return SourceStats(files, self.origin, self.exact_bounds, problem)
+
+
+#: DataFrames a table-format parser built, and the schema the table's metadata declares: Spark's
+#: file reader makes every column nullable, the table's schema says which are NOT NULL.
+_declared: weakref.WeakKeyDictionary[DataFrame, StructType] = weakref.WeakKeyDictionary()
+
+
+def declared_schema(df: DataFrame) -> StructType | None:
+    """The schema `df`'s table declares in its metadata (None: not built by a table-format
+    parser), nullability included."""
+    return _declared.get(df)
 
 
 def _lookup(by_name: Mapping[str, str | None]) -> Column:
@@ -113,20 +129,55 @@ def file_partition(file: SnapshotFile) -> Partition:
 
 
 class TableFormatParser(Parser):
-    """A table format's parser: `snapshot` lists the data files of the version to read (raising
-    `SourceError` for a table the direct Parquet read cannot honour); reading, partitions and
-    statistics follow from it."""
+    """A table format's parser: `inspect` lists the data files of the version to read and what in
+    it the direct Parquet read cannot honour. `spark_support` chooses the reader: None (the
+    default) reads through the format's own Spark data source where the session has it, else
+    the files directly; True requires that data source; False always reads the files."""
 
     partitioning: Partitioning | None = DataFiles()
     partitioning_kind: ClassVar[type[Partitioning] | None] = DataFiles
+    spark_support: bool | None = None
+    #: The format's Spark data source (`spark.read.format(...)`) and what brings it to a session.
+    spark_format: ClassVar[str]
+    spark_package: ClassVar[str]
 
     @abstractmethod
-    def snapshot(self) -> Snapshot:
+    def inspect(self) -> Snapshot:
         """The table's snapshot to read, its files and statistics (reads metadata only)."""
 
+    @abstractmethod
+    def _format_read(self, spark: SparkSession, snapshot: Snapshot) -> DataFrame | None:
+        """`snapshot` read through the session's format data source (None: the session has
+        none), pinned to the snapshot's version."""
+
+    def snapshot(self) -> Snapshot:
+        """The snapshot, for a direct read of its files: a `SourceError` naming what the direct
+        read cannot honour, and the fix."""
+        snapshot = self.inspect()
+        if snapshot.problems:
+            raise SourceError(
+                f"{self.describe()} uses {'; '.join(snapshot.problems)}, which a direct Parquet "
+                f"read cannot honour: read it in a Spark session with {self.spark_package} "
+                f"(DeltaParser and IcebergParser then read through it; incremental checks "
+                f"always read the files directly)"
+            )
+        return snapshot
+
     def read(self, spark: SparkSession) -> DataFrame:
+        snapshot = self.inspect()
+        if self.spark_support is not False:
+            through = self._format_read(spark, snapshot)
+            if through is not None:
+                _declared[through] = snapshot.schema
+                return attach_stats(through, snapshot.stats)
+            if self.spark_support:
+                raise SourceError(
+                    f"{self.describe()}: the Spark session has no {self.spark_format} data "
+                    f"source (spark_support=True): start it with {self.spark_package}"
+                )
         snapshot = self.snapshot()
         df = read_files(spark, snapshot, snapshot.files)
+        _declared[df] = snapshot.schema
         return attach_stats(df, snapshot.stats)
 
     def _list_partitions(self, spark: SparkSession) -> list[Partition]:

@@ -1,6 +1,7 @@
 """Tiny Delta, Iceberg and plain Parquet tables of the same rows, written with deltalake,
-pyiceberg (a SQL catalog on SQLite) and pyarrow, for the table-format tests; and a Delta delete
-by deletion vector, committed as a writer that has them would."""
+pyiceberg (a SQL catalog on SQLite) and pyarrow, for the table-format tests; and row-level
+deletes as writers that have them commit them: a Delta deletion vector, an Iceberg
+position-delete file."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import uuid
 import zlib
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -62,6 +64,32 @@ def write_iceberg(catalog: object, name: str, days: list[dt.date]) -> object:
     for day in days:
         table.append(day_rows(day))
     return table
+
+
+def add_position_delete(table: Any, folder: Path, *, position: int) -> None:
+    """Delete row `position` of the first data file of a one-file Iceberg table by a position-
+    delete file, as a merge-on-read writer (Spark, Flink) does: pyiceberg 0.12 deletes by
+    rewriting files (merge-on-read falls back to it), so the file is written here and committed
+    through pyiceberg's own snapshot API."""
+    import os
+
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+    from pyiceberg.typedef import Record
+
+    target = next(iter(table.scan().plan_files())).file.file_path
+    path = str(folder / f"position-deletes-{uuid.uuid4()}.parquet")
+    pq.write_table(pa.table({"file_path": [target], "pos": pa.array([position], pa.int64())}), path)
+    deletes = DataFile.from_args(
+        content=DataFileContent.POSITION_DELETES,
+        file_path=f"file://{path}",
+        file_format=FileFormat.PARQUET,
+        partition=Record(),
+        record_count=1,
+        file_size_in_bytes=os.path.getsize(path),
+    )
+    deletes.spec_id = 0
+    with table.transaction() as tx, tx.update_snapshot().fast_append() as append:
+        append.append_data_file(deletes)
 
 
 def write_parquet(path: Path, days: list[dt.date]) -> None:

@@ -1,7 +1,9 @@
 """Schema-change checks: a Delta table's columns against its previous version, read from the log
 alone. A dropped, an added and a retyped column are one failing element each, no Spark job runs,
-and KnownBroken excuses a column by name. Without a baseline, the schema recorded at the check's
-previous run (in the project database) is the baseline: the first run passes and records."""
+a column that became nullable is one too (from the log: Spark's reader calls every column
+nullable), and KnownBroken excuses a column by name. Without a baseline, the schema recorded
+at the check's previous run (in the project database) is the baseline: the first run passes and
+records."""
 
 from __future__ import annotations
 
@@ -57,6 +59,28 @@ def test_a_dropped_added_and_retyped_column_fail_one_element_each_with_no_spark_
     assert jobs == 0
     assert_the_three_changes(result)
     assert next(r for r in result.sample() if r["column"] == "qty")["now"] == "string"
+
+
+@pytest.mark.classic_only  # jobs are counted through the classic status tracker
+def test_a_column_that_became_nullable_fails_one_element_from_the_tables_metadata(spark, tmp_path):
+    from deltalake import write_deltalake
+
+    path = str(tmp_path / "orders")
+    strict = pa.schema([pa.field("id", pa.int64(), nullable=False), ("note", pa.string())])
+    write_deltalake(path, pa.table({"id": [1, 2], "note": ["a", None]}, schema=strict))
+    loose = pa.table({"id": pa.array([3, None], pa.int64()), "note": ["b", "c"]})
+    write_deltalake(path, loose, mode="overwrite", schema_mode="overwrite")
+    # Spark's file reader calls every column nullable: only the table's metadata tells
+    assert DeltaParser(path, version=0).load(spark).schema["id"].nullable
+    checker = SchemaChecker(DeltaParser(path).load(spark), baseline=DeltaParser(path, version=0))
+    result, jobs = count_jobs(spark, checker.run)
+    assert jobs == 0
+    assert (result.failing, result.total) == (1, 2)
+    assert result.sample() == [
+        {"column": "id", "change": "nullability", "was": "not null", "now": "nullable"}
+    ]
+    unchecked = SchemaChecker(checker.dataset, baseline=checker.baseline, nullability=False)
+    assert unchecked.run().failing == 0
 
 
 def test_known_broken_excuses_a_changed_column_by_name(spark, versions):

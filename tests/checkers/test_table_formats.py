@@ -27,6 +27,7 @@ from scheduling.drift import differences
 from scheduling.tick.evaluate import evaluate_checks
 from tests.checkers.lake_tables import (
     DAYS,
+    add_position_delete,
     delete_with_deletion_vector,
     iceberg_catalog,
     write_delta,
@@ -84,6 +85,7 @@ def _checks(source) -> list[type[QualityCheck]]:
     return [OrderMetrics, PositiveQuantities]
 
 
+@pytest.mark.connect  # the direct read of the files, and the probe for the format's data source
 @pytest.mark.parametrize("fmt", ["delta", "iceberg"])
 def test_a_check_on_a_table_format_gives_the_outcome_of_the_same_rows_in_parquet(spark, lake, fmt):
     mine = evaluate_checks(_checks(lake[fmt]), spark=spark, now=NOW)
@@ -162,31 +164,8 @@ def test_a_delta_table_with_deletion_vectors_is_an_error_naming_them(spark, tmp_
 
 
 def test_an_iceberg_table_with_delete_files_is_an_error_naming_them(spark, lake):
-    # pyiceberg 0.12 deletes by rewriting files (copy-on-write; merge-on-read falls back to it),
-    # so the position-delete file a merge-on-read writer (Spark, Flink) adds is written here and
-    # committed through pyiceberg's own snapshot API
-    import os
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
-    from pyiceberg.typedef import Record
-
     table = write_iceberg(lake["catalog"], "shop.deleted", DAYS[:1])
-    target = next(iter(table.scan().plan_files())).file.file_path
-    path = str(lake["root"] / "iceberg" / "position-deletes.parquet")
-    pq.write_table(pa.table({"file_path": [target], "pos": pa.array([0], pa.int64())}), path)
-    deletes = DataFile.from_args(
-        content=DataFileContent.POSITION_DELETES,
-        file_path=f"file://{path}",
-        file_format=FileFormat.PARQUET,
-        partition=Record(),
-        record_count=1,
-        file_size_in_bytes=os.path.getsize(path),
-    )
-    deletes.spec_id = 0
-    with table.transaction() as tx, tx.update_snapshot().fast_append() as append:
-        append.append_data_file(deletes)
+    add_position_delete(table, lake["root"] / "iceberg", position=0)
     assert len(table.scan().to_arrow()) == 7  # pyiceberg applies it: a Parquet read would not
     parser = IcebergParser("shop.deleted", "lake", catalog_properties=lake["properties"])
     with pytest.raises(SourceError, match=r"1 delete files .*iceberg-spark-runtime"):
