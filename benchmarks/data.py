@@ -23,7 +23,7 @@ LINEITEM_SCHEMA = (
 )
 
 
-def _tpchgen() -> str:
+def tpchgen_command() -> str:
     found = shutil.which("tpchgen-cli") or str(Path(sys.executable).parent / "tpchgen-cli")
     return found
 
@@ -36,7 +36,7 @@ def lineitem_files(scale: float, formats: tuple[str, ...] = ("csv", "parquet")) 
         if not path.exists():
             subprocess.run(
                 [
-                    _tpchgen(),
+                    tpchgen_command(),
                     fmt,
                     "-s",
                     f"{scale:g}",

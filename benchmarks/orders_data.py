@@ -13,7 +13,7 @@ from pathlib import Path
 import pymysql
 import sqlalchemy as sa
 
-from benchmarks.data import _tpchgen
+from benchmarks.data import tpchgen_command
 
 ORDERS_PER_SF = 1_500_000
 COLUMNS = (
@@ -64,7 +64,7 @@ def build(rows: int, data: Path, postgres_url: str, mariadb_url: str) -> tuple[O
         if not path.exists():
             subprocess.run(
                 [
-                    _tpchgen(),
+                    tpchgen_command(),
                     fmt,
                     f"--scale-factor={scale_factor(rows)}",
                     "--tables=orders",
