@@ -1,7 +1,7 @@
 """Incremental checks on Delta and Iceberg tables keep states per data file: a commit's added files
-are all a run reads, a deleted partition's files drop their states, a compaction costs a re-read
-of the rewritten files only, and the outcome equals a recomputation from scratch (also through
-`dq run --full`)."""
+are all a run reads, a deleted partition's (or day's) files drop their states, a compaction costs
+a re-read of the rewritten files only, and the outcome equals a recomputation from scratch (also
+through `dq run --full`)."""
 
 from __future__ import annotations
 
@@ -65,7 +65,9 @@ def test_a_delta_commit_is_read_alone_and_a_deleted_partition_drops_its_states(
     assert len(store.known("order_totals")) == 2
 
 
-def test_an_iceberg_append_is_read_alone(spark, tmp_path, store):
+def test_an_iceberg_append_is_read_alone_and_a_deleted_day_drops_its_states(spark, tmp_path, store):
+    from pyiceberg.expressions import EqualTo
+
     catalog, properties = iceberg_catalog(tmp_path / "iceberg")
     table = write_iceberg(catalog, "shop.orders", DAYS[:2])
     check = _check(IcebergParser("shop.orders", "lake", catalog_properties=properties))
@@ -76,6 +78,17 @@ def test_an_iceberg_append_is_read_alone(spark, tmp_path, store):
         "partitions_read": 1,
         "partitions": 3,
     }
+    first_day = {f.file.file_path for f in table.scan().plan_files()}
+    table.delete(EqualTo("day", DAYS[0].isoformat()))  # every row of one file: the file goes
+    first_day -= {f.file.file_path for f in table.scan().plan_files()}
+    assert len(first_day) == 1
+    assert _run(spark, check, store).reading == {
+        "rows_read": 0,
+        "partitions_read": 0,
+        "partitions": 2,
+    }
+    assert len(store.known("order_totals")) == 2
+    assert not any(path.endswith(key) for key in store.known("order_totals") for path in first_day)
 
 
 def test_a_compaction_rereads_only_the_rewritten_files(spark, tmp_path, store):
