@@ -15,15 +15,9 @@ from checkers.metrics import Check, CheckLevel, Completeness, MetricSource, Size
 from checkers.parsers import DeltaParser, IcebergParser, SourceError
 from checks import QualityCheck
 from scheduling.tick.evaluate import evaluate_checks
+from tests.checkers import lake_tables as lake
 from tests.checkers.format_sources import session_with_format_support
-from tests.checkers.lake_tables import (
-    DAYS,
-    add_position_delete,
-    delete_with_deletion_vector,
-    iceberg_catalog,
-    write_delta,
-    write_iceberg,
-)
+from tests.checkers.lake_tables import DAYS
 
 # a new session of the test application holds the data sources: the classic API (newSession)
 pytestmark = pytest.mark.classic_only
@@ -40,8 +34,8 @@ def supported(spark):  # type: ignore[no-untyped-def]
 def deleted(tmp_path_factory) -> str:
     """One day's 8 orders in Delta, rows 0 and 3 then deleted by a deletion vector."""
     path = tmp_path_factory.mktemp("dv") / "orders"
-    write_delta(path, DAYS[:1])
-    delete_with_deletion_vector(path, [0, 3])
+    lake.write_delta(path, DAYS[:1])
+    lake.delete_with_deletion_vector(path, [0, 3])
     return str(path)
 
 
@@ -83,8 +77,9 @@ def test_without_the_support_the_direct_reads_error_stands(spark, supported, del
 
 
 def test_delete_files_are_honoured_through_the_sessions_iceberg_support(spark, supported, tmp_path):
-    catalog, properties = iceberg_catalog(tmp_path / "iceberg")
-    add_position_delete(write_iceberg(catalog, "shop.deleted", DAYS[:1]), tmp_path, position=0)
+    catalog, properties = lake.iceberg_catalog(tmp_path / "iceberg")
+    table = lake.write_iceberg(catalog, "shop.deleted", DAYS[:1])
+    lake.add_position_delete(table, tmp_path, position=0)
     parser = IcebergParser("shop.deleted", "lake", catalog_properties=properties)
     data = parser.load(supported)
     assert sorted(r.id for r in data.select("id").collect()) == list(range(101, 108))
@@ -94,7 +89,7 @@ def test_delete_files_are_honoured_through_the_sessions_iceberg_support(spark, s
 
 
 def test_a_table_the_direct_read_honours_keeps_its_metadata_answers(supported, tmp_path):
-    write_delta(tmp_path / "orders", DAYS)
+    lake.write_delta(tmp_path / "orders", DAYS)
     data = DeltaParser(str(tmp_path / "orders")).load(supported)
     result = run_analysis(data, [Size(), Completeness("note")])
     assert result.metric(Size()).value == 24
