@@ -4,11 +4,12 @@ deadline), interrupts them (`SparkSession.interruptTag`) and returns the operati
 
 Only the session's API is used, so the code is the same on classic Spark and on Spark Connect.
 They differ in what an interrupt from another thread reaches: a Spark Connect server interrupts
-every operation of the session carrying the tag, whatever client thread started it; a classic
-session resolves a tag through the calling thread's own tags (PySpark 4.x), so another thread's
-interrupt finds nothing there, and a late classic load is abandoned instead (its result is
-dropped; its jobs end on their own). Reaching past the session to the SparkContext's job tags
-would cancel on classic too, but library code keeps to the API both kinds of session share."""
+every operation of the session carrying the tag, whatever client thread started it. A classic
+session (Spark 4) turns the tag into a job tag holding a random id of the thread that added it,
+and `interruptTag` looks the tag up among the calling thread's own, so another thread's
+interrupt finds nothing (adding the same tag there first makes a different job tag): a late
+classic load is abandoned instead (docs/operations.md, "What is not guaranteed", says what the
+other ways would cost)."""
 
 from __future__ import annotations
 

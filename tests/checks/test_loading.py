@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
 import subprocess
 import sys
 import textwrap
@@ -22,6 +23,7 @@ from checks import QualityCheck
 from scheduling.tick.evaluate import evaluate_checks
 from scheduling.tick.sources import load_sources
 from tests.conftest import CONNECT
+from tests.polling import wait_for
 
 # Sources load concurrently through one Connect client. (tests/connect_paths.py)
 pytestmark = pytest.mark.connect
@@ -181,29 +183,71 @@ def test_bad_load_settings_name_the_variable(tmp_path, monkeypatch, variable, va
 
 
 # in the Spark Connect pass too (the module is marked): what a server does with the interrupt
-def test_a_source_past_its_deadline_is_interrupted_over_connect_and_dropped_on_classic(
-    spark, caplog
+def test_a_late_sources_task_is_stopped_over_connect_and_left_running_on_classic(
+    spark, tmp_path, caplog
 ):
-    """Over Spark Connect the late load's operation is interrupted by its tag; a classic session
-    cannot interrupt another thread's tag through the session API (checkers.cancellation), so
-    there the load is abandoned: timed out either way, and nothing waits for it."""
-    seconds = 120 if CONNECT else 10  # classic: the abandoned task holds a core until it ends
+    """A source whose Spark task hangs past its deadline is timed out either way. Over Spark
+    Connect its operation is interrupted by its tag: the task's Python worker ends, while a healthy
+    source whose task runs across the interrupt loads untouched. A classic session cannot
+    interrupt another thread's tag through the session API (checkers.cancellation): there the
+    task is left running (released at the end, it returns); this fails the day Spark lets
+    classic interrupt it."""
+    pid_file, release, ended = (tmp_path / name for name in ("stuck.pid", "release", "ended"))
+
+    def running(pid: int) -> bool:  # a closure, so the UDF below ships it by value
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
 
     @F.udf("long")
-    def stuck(n):  # a task that would run for long, idle (no CPU taken while waiting)
-        time.sleep(seconds)
+    def stuck(n):  # the fault: an idle task that runs until the test releases it
+        pid_file.with_suffix(".tmp").write_text(str(os.getpid()))
+        pid_file.with_suffix(".tmp").replace(pid_file)
+        while not release.exists():
+            time.sleep(0.05)
+        ended.touch()
         return n
 
-    def load(spark):
+    @F.udf("boolean")
+    def outlives_stuck(n):  # a healthy task running while the stuck one is interrupted
+        bound = time.monotonic() + 60
+        while time.monotonic() < bound:
+            if pid_file.exists() and not running(int(pid_file.read_text())):
+                return True
+            time.sleep(0.05)
+        return False
+
+    outlived: list[bool] = []
+
+    def load_stuck(spark):
         spark.range(1).select(stuck("id")).collect()
         return spark.range(1)
 
-    source = CallableParser(load, name="stuck job", deadline_s=4)
-    with caplog.at_level(logging.INFO, logger="scheduling.tick.sources"):
-        loaded = load_sources([source], spark, deadline_s=60)
-    assert loaded[source].error == "stuck job timed out after 4 s"
-    interrupted = [r.getMessage() for r in caplog.records if "interrupted" in r.getMessage()]
-    if CONNECT:
-        assert interrupted and interrupted[0].startswith("interrupted 1 Spark operation(s)")
-    else:
-        assert interrupted == []
+    def load_healthy(spark):
+        if CONNECT:  # its task spans the interrupt; on classic nothing is interrupted
+            outlived.extend(row[0] for row in spark.range(1).select(outlives_stuck("id")).collect())
+        return spark.range(3)
+
+    # Python workers started (and kept for reuse) beforehand, so the stuck task starts well
+    # within its deadline on a busy machine.
+    spark.range(0, 2, 1, 2).select(F.udf(lambda n: n, "long")("id")).collect()
+    late = CallableParser(load_stuck, name="stuck job", deadline_s=8)
+    healthy = CallableParser(load_healthy, name="healthy", deadline_s=90)
+    try:
+        with caplog.at_level(logging.INFO, logger="scheduling.tick.sources"):
+            loaded = load_sources([late, healthy], spark, deadline_s=60)
+        assert loaded[late].error == "stuck job timed out after 8 s"
+        assert loaded[healthy].error is None and loaded[healthy].frame.count() == 3
+        interrupted = [r.getMessage() for r in caplog.records if "interrupted" in r.getMessage()]
+        if CONNECT:
+            assert interrupted and interrupted[0].startswith("interrupted 1 Spark operation(s)")
+            assert outlived == [True]  # the healthy task saw the stuck one end, and finished
+            assert not running(int(pid_file.read_text()))  # killed, not back in the pool
+        else:
+            assert interrupted == []
+    finally:
+        release.touch()
+    if not CONNECT:  # abandoned, not cancelled: once released, the task runs to its end
+        wait_for(ended.exists, "the abandoned task to end")
