@@ -153,7 +153,9 @@ class TableFormatParser(Parser):
     def snapshot(self) -> Snapshot:
         """The snapshot, for a direct read of its files: a `SourceError` naming what the direct
         read cannot honour, and the fix."""
-        snapshot = self.inspect()
+        return self._directly_readable(self.inspect())
+
+    def _directly_readable(self, snapshot: Snapshot) -> Snapshot:
         if snapshot.problems:
             raise SourceError(
                 f"{self.describe()} uses {'; '.join(snapshot.problems)}, which a direct Parquet "
@@ -175,7 +177,7 @@ class TableFormatParser(Parser):
                     f"{self.describe()}: the Spark session has no {self.spark_format} data "
                     f"source (spark_support=True): start it with {self.spark_package}"
                 )
-        snapshot = self.snapshot()
+        snapshot = self._directly_readable(snapshot)  # metadata read once per load
         df = read_files(spark, snapshot, snapshot.files)
         _declared[df] = snapshot.schema
         return attach_stats(df, snapshot.stats)
