@@ -245,7 +245,8 @@ ERRORS = {
     "maria_denied": "access denied for user root",
     "maria_no_database": "database no_such_db does not exist",
     "maria_no_table": "no table test.no_such_table",
-    "float_key": "key column 'delay' cannot be a key across stores: floats are equal within",
+    "float_key": "floats are equal within a tolerance; key on integers, text, decimals, dates or "
+    "timestamps, or read both sides into Spark and join them with PredicateDoubleDatasetsChecker",
     "html_not_json": "did not return JSON (Content-Type: text/html; charset=utf-8)",
     "http_500": "answered HTTP 500",
     "forgot_return": "checker() returned NoneType None (a `return` missing",
