@@ -14,7 +14,7 @@ import pytest
 from checkers import AlertLevel, CheckOutcome, Status
 from scheduling.report import outliers, status_words
 from scheduling.report.data import CheckHistory, Run
-from scheduling.report.plot import time_ticks, value_ticks
+from scheduling.report.plot import MAX_POINTS, Point, downsampled, time_ticks, value_ticks
 from scheduling.report.sections import by_severity, href
 from tests.scheduling.report_fixture import HOSTILE, build
 
@@ -108,6 +108,16 @@ def test_checks_are_listed_worst_first_then_most_recent_first():
         "tolerated",
         "passed_newest",
     ]
+
+
+def test_a_long_history_is_drawn_downsampled_keeping_the_last_and_the_failed_runs():
+    t0 = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
+    runs = [Point(t0 + dt.timedelta(hours=n), float(n), n in (7, 501)) for n in range(1_000)]
+    drawn = downsampled(runs, MAX_POINTS)
+    assert MAX_POINTS <= len(drawn) <= MAX_POINTS + 3
+    assert drawn == sorted(drawn, key=lambda p: p.at)  # in time order
+    assert {7.0, 501.0, 999.0} <= {p.value for p in drawn}
+    assert downsampled(runs[:50], MAX_POINTS) == runs[:50]
 
 
 def test_one_vocabulary_for_statuses():
