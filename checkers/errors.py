@@ -51,6 +51,25 @@ def _partitions_disagree(message: str) -> str | None:
     )
 
 
+# a SQL or Column predicate that is not boolean: NULL counts as failing, so it is coalesced with
+# false, and Spark refuses to coalesce another type with a boolean
+_NOT_BOOLEAN = re.compile(
+    r'Cannot resolve "coalesce\((?P<predicate>.+?), false\)" due to data type mismatch: '
+    r'Input to `coalesce` should all be the same type, but it\'s \("(?P<type>[^"]+)" or "BOOLEAN"\)'
+)
+
+
+def _not_boolean(message: str) -> str | None:
+    """A predicate of another type than boolean, named with its type."""
+    found = _NOT_BOOLEAN.search(message)
+    if found is None:
+        return None
+    return (
+        f"the predicate {found['predicate']} is {found['type']}, not BOOLEAN: a predicate must "
+        "be true or false for each row; write a comparison (e.g. `amount > 0`)"
+    )
+
+
 def describe_failure(exc: Exception) -> str:
     """What went wrong, without the JVM stack trace: Spark's message; for a failed job, the Spark
     cause and the root cause (a malformed record, a bad cast); for an error in a Python worker,
@@ -62,6 +81,8 @@ def describe_failure(exc: Exception) -> str:
         return python
     if disagreement := _partitions_disagree(" ".join(text[:3])):
         return disagreement
+    if not_boolean := _not_boolean(" ".join(text[:3])):
+        return not_boolean
     calling = text[0].startswith("An error occurred while calling") and len(text) > 1
     causes = [text[1].lstrip(": ") if calling else text[0]]
     for n, line in enumerate(text):

@@ -174,7 +174,8 @@ class CheckOutcome:
 
     def to_dict(self) -> dict[str, object]:
         """The outcome as JSON holds it, bounded (checkers.sample_limits): cells and failing
-        keys cut at CELL_CHARS, the sample at SAMPLE_BYTES, the error at ERROR_CHARS."""
+        keys cut at CELL_CHARS, the sample at SAMPLE_BYTES, the error at ERROR_CHARS; NaN and
+        infinities (samples, keys, metrics) as the texts "NaN", "Infinity", "-Infinity"."""
         out: dict[str, object] = {}
         for f in fields(self):
             if not f.metadata.get("recorded", True):
@@ -187,6 +188,10 @@ class CheckOutcome:
         out["failing_keys"] = bounded_value(out["failing_keys"], CELL_CHARS)
         if self.error is not None:
             out["error"] = cut_text(self.error, ERROR_CHARS)
+        # a metric or reading may be NaN or infinite (a mean over infinities): as text, so every
+        # file and payload holding the outcome stays JSON
+        out["metrics"] = bounded_value(out["metrics"], None)
+        out["reading"] = bounded_value(out["reading"], None)
         return out
 
     def to_json(self) -> str:

@@ -10,7 +10,7 @@ from typing import Any, cast
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructField, StructType, TimestampType
+from pyspark.sql.types import StructField, StructType
 
 from checkers._keys import key_columns, quoted
 from checkers.checker import (
@@ -32,6 +32,7 @@ from checkers.metrics.samples import (
 )
 from checkers.outcome import json_safe
 from checkers.predicates import Answer, Predicate, as_answer, failing, problem_error
+from checkers.sample_times import readable, readable_type
 from checkers.tolerances import KnownBroken
 
 _ids = itertools.count(1)
@@ -109,7 +110,7 @@ class RowPredicateChecker(Checker):
                 # of them: the distinct count tells, and a query reads them instead.
                 lost = distinct is not None and len(found) < min(limit, distinct[0])
                 if larger or lost:
-                    query = frame.filter(wanted).select(*keys_read).distinct()
+                    query = frame.filter(wanted).select(*samples.keys_read).distinct()
                     query = query.orderBy(*[F.col(c) for c in query.columns]).limit(limit)
                     found = [tuple(json_safe(v) for v in r) for r in query.collect()]
                 ordered = sorted(found, key=lambda r: tuple(map(_sort_key, r)))[:limit]
@@ -175,13 +176,21 @@ class _FailingSamples:
         self.key_sample: DistinctBottomK | None = None
         self.distinct: DistinctCount | None = None
         self.distinct_all: DistinctCount | None = None
+        self.keys_read = list(keys)
         if keys:
             value = F.struct(*keys)
             value_type = frame.select(value.alias("key")).schema["key"].dataType
             assert isinstance(value_type, StructType)
+            # listed keys as a sample holds them: a timestamp as text with its offset
+            self.keys_read = [
+                readable(c, f.dataType).alias(f.name)
+                for c, f in zip(keys, value_type.fields, strict=True)
+            ]
+            listed_type = readable_type(value_type)
+            assert isinstance(listed_type, StructType)
             rank = F.when(fails, excused)
             self.key_sample = DistinctBottomK(
-                f"{name}:keys", value, rank, value_type, DEFAULT_KEY_LIMIT
+                f"{name}:keys", F.struct(*self.keys_read), rank, listed_type, DEFAULT_KEY_LIMIT
             )
             self.analyzers.append(self.key_sample)
             text = as_text(value)
@@ -228,16 +237,8 @@ class _FailingSamples:
 
 
 def _sampled(field: StructField) -> Column:
-    """A column as a sample holds it. A timestamp is written by Spark in the session's zone with
-    its offset ("2026-11-22T16:16:00+00:00"): collected, it would be a datetime in the zone of
-    whatever machine runs `dq`, without one."""
-    column = F.col(quoted(field.name))
-    if not isinstance(field.dataType, TimestampType):
-        return column
-    whole = F.date_format(column, "yyyy-MM-dd'T'HH:mm:ssxxx")
-    fraction = F.date_format(column, "yyyy-MM-dd'T'HH:mm:ss.SSSSSSxxx")
-    exact = F.date_format(column, "SSSSSS") == F.lit("000000")
-    return F.when(exact, whole).otherwise(fraction).alias(field.name)
+    """A column as a sample holds it: timestamps as text with their offset (sample_times)."""
+    return readable(F.col(quoted(field.name)), field.dataType).alias(field.name)
 
 
 def _internal(column: str) -> bool:

@@ -40,11 +40,11 @@ def cut_text(text: str, chars: int) -> str:
     return f"{text[:chars]}… ({len(text) - chars:,} more characters)"
 
 
-def bounded_value(value: object, chars: int) -> object:
-    """A JSON value with every string cut at `chars`; NaN and infinities as text (JSON has no
-    such numbers)."""
+def bounded_value(value: object, chars: int | None) -> object:
+    """A JSON value with every string cut at `chars` (None: kept whole); NaN and infinities as
+    text (JSON has no such numbers)."""
     if isinstance(value, str):
-        return cut_text(value, chars)
+        return value if chars is None else cut_text(value, chars)
     if isinstance(value, float) and not math.isfinite(value):
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if isinstance(value, Mapping):

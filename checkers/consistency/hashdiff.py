@@ -103,9 +103,11 @@ def _check_key_kinds(name: str, left: Kind, right: Kind) -> None:
             "(a view or a query)"
         )
     if is_unsupported(left) or left == "float":
+        why = str(left) if is_unsupported(left) else "floats are equal within a tolerance"
         raise ValueError(
-            f"key column {name!r} cannot be a key across stores: "
-            + (str(left) if is_unsupported(left) else "floats are equal within a tolerance")
+            f"key column {name!r} cannot be a key across stores: {why}; key on integers, "
+            "text, decimals, dates or timestamps, or read both sides into Spark and join them "
+            f"with PredicateDoubleDatasetsChecker(left, right, on=[{name!r}, ...])"
         )
 
 

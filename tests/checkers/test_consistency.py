@@ -306,7 +306,9 @@ def test_a_key_that_is_not_comparable_across_engines_is_an_error(
     assert "key column 'id' is integer on the left and text on the right" in error
     assert "same kind" in error
     float_key = ConsistencyChecker(SqlTable(postgres, "orders"), lake, key=["amount"])
-    assert "floats are equal within a tolerance" in _error(float_key)
+    error = _error(float_key)
+    assert "floats are equal within a tolerance; key on integers, text" in error
+    assert "join them with PredicateDoubleDatasetsChecker(left, right, on=['amount', ...])" in error
 
 
 def test_a_database_driver_that_is_not_installed_is_an_error(

@@ -75,7 +75,7 @@ def test_failing_keys_are_distinct_even_when_one_key_dominates(events):
 
 def test_timestamp_keys_keep_their_microseconds(events):
     result = _sample(events.filter(F.col("id") == 3), key="at")
-    assert result.failing_keys() == ["2024-05-01T12:00:03.123456"]
+    assert result.failing_keys() == ["2024-05-01T12:00:03.123456+00:00"]
 
 
 def test_excused_keys_leave_the_sample_while_unexcused_ones_fail(events):
@@ -132,3 +132,35 @@ def test_a_sampled_timestamp_carries_its_offset_whatever_the_machines_zone(spark
     assert sample == [
         {"at": "2026-11-22T16:16:00+00:00", "later": "2026-11-22T16:16:00.500000+00:00", "id": 1}
     ]
+
+
+def test_timestamps_in_structs_arrays_maps_and_failing_keys_carry_their_offset(spark, monkeypatch):
+    """Nested timestamps and a timestamp key are written like a top-level one: never a datetime
+    of the machine's zone without an offset. The key query beyond the pass's keys too."""
+    df = spark.sql(
+        "SELECT timestamp'2026-11-22 16:16:00' AS at, "
+        "named_struct('seen', timestamp'2026-11-22 16:16:00.25', 'n', 1) AS visit, "
+        "array(timestamp'2026-11-22 16:16:00') AS stops, "
+        "map('first', timestamp'2026-11-22 16:16:00') AS marks, "
+        "cast(NULL AS struct<seen: timestamp>) AS missing, 1 AS id"
+    )
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        result = PredicateSingleDatasetChecker(df, "id < 0", key=["at", "id"]).run()
+        sample, keys, queried = result.sample(5), result.failing_keys(), result.fetch_keys(500)
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    at = "2026-11-22T16:16:00+00:00"
+    assert sample == [
+        {
+            "at": at,
+            "visit": {"seen": "2026-11-22T16:16:00.250000+00:00", "n": 1},
+            "stops": [at],
+            "marks": {"first": at},
+            "missing": None,
+            "id": 1,
+        }
+    ]
+    assert keys == queried == [[at, 1]]

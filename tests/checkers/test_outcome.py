@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import json
 import subprocess
 import sys
 
@@ -42,6 +43,25 @@ def test_sample_values_become_json_safe():
     assert outcome.to_dict()["sample"] == [
         {"at": "2013-01-01T05:00:00", "amount": 1.5, "raw": "01"}
     ]
+
+
+def test_nan_and_infinite_metrics_are_written_as_text_so_the_json_is_valid():
+    """A mean over a column holding an infinity is infinite: json.dumps would write the bare
+    token Infinity, which no JSON reader accepts (issue 29)."""
+    outcome = CheckOutcome(
+        check="c",
+        status=Status.FAILED,
+        metrics={"mean": float("inf"), "minimum": float("-inf"), "stddev": float("nan")},
+        reading={"rows_read": 3},
+        failing_keys=(float("inf"),),
+    )
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"not JSON: {constant}")
+
+    written = json.loads(outcome.to_json(), parse_constant=refuse)
+    assert written["metrics"] == {"mean": "Infinity", "minimum": "-Infinity", "stddev": "NaN"}
+    assert written["failing_keys"] == ["Infinity"] and written["reading"] == {"rows_read": 3}
 
 
 def test_alerting_side_imports_without_spark():

@@ -90,6 +90,31 @@ def test_python_predicate_that_raises_is_an_error(flights):
     assert result.error is not None and "ZeroDivisionError" in result.error
 
 
+NOT_BOOLEAN = {"delay": ("delay", "DOUBLE"), "column": ("id", "INT"), "sum": ("id + 1", "INT")}
+
+
+@pytest.mark.parametrize("case", sorted(NOT_BOOLEAN))
+def test_a_sql_or_column_predicate_that_is_not_boolean_is_an_error_naming_its_type(flights, case):
+    predicate, kind = NOT_BOOLEAN[case]
+    if case == "column":
+        predicate = F.col(predicate)
+    result = PredicateSingleDatasetChecker(flights, predicate).run()
+    assert result.error is not None and result.error.startswith("the predicate "), result.error
+    assert f" is {kind}, not BOOLEAN: a predicate must be true or false for each row" in (
+        result.error
+    )
+
+
+def test_a_text_predicate_is_cast_by_sparks_rules_as_in_a_where_clause(make_df):
+    """Documented (docs/checkers.md): 'yes' passes and 'no' fails, as in Spark SQL's WHERE;
+    text that is no truth value is an ERROR, never a pass."""
+    answers = make_df([(1, "yes"), (2, "no"), (3, "true"), (4, "0")], "id int, ok string")
+    assert PredicateSingleDatasetChecker(answers, "ok").run().failing == 2
+    maybe = make_df([(1, "maybe")], "id int, ok string")
+    error = PredicateSingleDatasetChecker(maybe, F.col("ok")).run().error
+    assert error is not None and "CAST_INVALID_INPUT" in error and "BOOLEAN" in error
+
+
 @pytest.mark.classic_only  # counts jobs through the SparkContext
 def test_a_python_predicate_going_wrong_costs_its_pass_nothing(spark, flights):
     # Its problems are counted in the pass, not raised: no failed job, no isolation reruns, and

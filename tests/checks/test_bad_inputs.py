@@ -16,8 +16,12 @@ from pyarrow import parquet
 from pyspark.sql import functions as F
 
 from alerting import EscalationPolicy, FailingRowsLog
+from alerting.model import Notification
 from alerting.receivers import FileReceiver
-from alerting.tables import runs
+from alerting.receivers.email import build_email
+from alerting.receivers.pagerduty import pagerduty_event
+from alerting.receivers.slack import slack_calls
+from alerting.tables import incidents, notifications, runs
 from checkers import (
     AlertLevel,
     ConsistencyChecker,
@@ -28,7 +32,7 @@ from checkers import (
 from checkers.parsers import CallableParser, CsvParser, ParquetParser
 from checkers.parsers.http import HttpJsonParser
 from checkers.parsers.jdbc import JdbcParser
-from checkers.sample_limits import CELL_CHARS, FILE_BYTES, SAMPLE_BYTES
+from checkers.sample_limits import CELL_CHARS, FILE_BYTES, FILE_CELL_CHARS, SAMPLE_BYTES
 from checks import QualityCheck
 from checks.registry import discover_all
 from scheduling.runner import run_checks
@@ -80,6 +84,11 @@ def _predicate(predicate, **options):
         return PredicateSingleDatasetChecker(data, predicate, **options)
 
     return checker
+
+
+def _huge(spark):
+    """One failing row whose cell holds 2 MB."""
+    return spark.range(1).select("id", F.repeat(F.lit("y"), 2_000_000).alias("blob"))
 
 
 def _wide_checker(self, data):
@@ -182,6 +191,7 @@ def _cases(files, web):
         "forgot_return": _check("forgot_return", flights, lambda self, data: None),
         # bounded samples
         "wide_rows": _check("wide_rows", CallableParser(_wide), _wide_checker),
+        "huge_value": _check("huge_value", CallableParser(_huge), _predicate("id < 0", key="id")),
         "infinite": _check(
             "infinite",
             CallableParser(lambda s: s.sql("SELECT double('inf') AS x, 1 AS id")),
@@ -235,7 +245,8 @@ ERRORS = {
     "maria_denied": "access denied for user root",
     "maria_no_database": "database no_such_db does not exist",
     "maria_no_table": "no table test.no_such_table",
-    "float_key": "key column 'delay' cannot be a key across stores: floats are equal within",
+    "float_key": "floats are equal within a tolerance; key on integers, text, decimals, dates or "
+    "timestamps, or read both sides into Spark and join them with PredicateDoubleDatasetsChecker",
     "html_not_json": "did not return JSON (Content-Type: text/html; charset=utf-8)",
     "http_500": "answered HTTP 500",
     "forgot_return": "checker() returned NoneType None (a `return` missing",
@@ -309,12 +320,68 @@ def test_wide_failing_rows_are_bounded_everywhere(run):
 
 def test_json_files_hold_no_infinity(run):
     _, stored, state = run
-
-    def refuse(constant: str) -> None:
-        raise ValueError(f"not JSON: {constant}")
-
-    for line in (state / "alerts.jsonl").read_text().splitlines():
-        json.loads(line, parse_constant=refuse)
-    assert json.loads(stored["infinite"], parse_constant=refuse)["sample"] == [
+    files = [state / "alerts.jsonl", *(state / "failing").rglob("*.jsonl")]
+    for line in (line for f in files for line in f.read_text().splitlines()):
+        json.loads(line, parse_constant=_refuse)
+    assert json.loads(stored["infinite"], parse_constant=_refuse)["sample"] == [
         {"id": 1, "x": "Infinity"}
     ]
+    [written] = (state / "failing" / "infinite").iterdir()
+    assert json.loads(written.read_text(), parse_constant=_refuse) == {"id": 1, "x": "Infinity"}
+
+
+def _refuse(constant: str) -> None:
+    raise ValueError(f"not JSON: {constant}")
+
+
+def _recorded(state, check):
+    """What the project database holds of `check` beside dq_runs: its incidents' last outcomes
+    and its notifications' payloads."""
+    engine = sa.create_engine(f"sqlite:///{state / 'dq.db'}")
+    try:
+        with engine.connect() as connection:
+            mine = incidents.c.check_name == check
+            last = connection.execute(sa.select(incidents.c.last_outcome).where(mine)).scalars()
+            sent = connection.execute(
+                sa.select(notifications.c.payload)
+                .join(incidents, notifications.c.incident_id == incidents.c.id)
+                .where(mine)
+            ).scalars()
+            return list(last), list(sent)
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("check", ["wide_rows", "huge_value", "infinite"])
+def test_the_database_and_every_notification_payload_are_bounded_and_json(run, check):
+    """Each incident's outcome, each queued notification and what Slack, mail and PagerDuty
+    would be sent for it stay within the stored outcome's bound, as valid JSON."""
+    _, _, state = run
+    last, sent = _recorded(state, check)
+    assert last and sent
+    bound = SAMPLE_BYTES + 16_384  # the sample and the rest of the outcome
+    for text in [*last, *sent]:
+        assert len(text.encode()) < bound
+        json.loads(text, parse_constant=_refuse)
+    for payload in sent:
+        notice = Notification.from_json(payload)
+        slack = json.dumps([call.__dict__ for call in slack_calls(notice, {}, "C0DQ")])
+        mail = build_email(
+            notice, sender="dq@example.com", recipients=["a@example.com"], domain="x"
+        )
+        page = json.dumps(pagerduty_event(notice, "ROUTINGKEY"), allow_nan=False)
+        for size in (len(slack.encode()), len(mail.as_bytes()), len(page.encode())):
+            assert size < bound, (check, size)
+
+
+def test_a_2_mb_value_is_cut_in_the_outcome_and_in_the_failing_rows_file(run):
+    outcomes, stored, state = run
+    assert outcomes["huge_value"].status is Status.FAILED
+    record = stored["huge_value"]
+    [row] = json.loads(record)["sample"]
+    assert row["blob"] == "y" * CELL_CHARS + f"… ({2_000_000 - CELL_CHARS:,} more characters)"
+    assert len(record.encode()) < 4_096
+    [written] = (state / "failing" / "huge_value").iterdir()
+    [kept] = [json.loads(line) for line in written.read_text().splitlines()]
+    assert kept["blob"].startswith("y" * FILE_CELL_CHARS + "… (")
+    assert written.stat().st_size < FILE_CELL_CHARS + 1_000

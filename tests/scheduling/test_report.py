@@ -13,8 +13,9 @@ import pytest
 
 from checkers import AlertLevel, CheckOutcome, Status
 from scheduling.report import outliers, status_words
-from scheduling.report.plot import time_ticks, value_ticks
-from scheduling.report.sections import href
+from scheduling.report.data import CheckHistory, Run
+from scheduling.report.plot import MAX_POINTS, Point, downsampled, time_ticks, value_ticks
+from scheduling.report.sections import by_severity, href
 from tests.scheduling.report_fixture import HOSTILE, build
 
 
@@ -77,6 +78,46 @@ def test_value_ticks_are_round_and_cover_the_values():
     assert value_ticks(943, 970) == [940, 950, 960, 970]
     assert value_ticks(0.004, 0.2163) == [0, 0.1, 0.2, 0.3]
     assert value_ticks(72, 72)[0] <= 72 <= value_ticks(72, 72)[-1]
+
+
+def test_checks_are_listed_worst_first_then_most_recent_first():
+    """The highest level first; at one level FAILED before could not run; tolerated before
+    passed whenever they ran; then the latest run first (issue 29)."""
+    t0 = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
+
+    def history(name: str, status: Status, level: AlertLevel, hour: int) -> CheckHistory:
+        failing = 1 if status in (Status.FAILED, Status.TOLERATED) else 0
+        outcome = CheckOutcome(name, status, level=level, failing=failing, total=10)
+        return CheckHistory(name, (Run(t0 + dt.timedelta(hours=hour), outcome),), (), None)
+
+    checks = [
+        history("passed_newest", Status.PASSED, AlertLevel.OK, 9),
+        history("warning_old", Status.FAILED, AlertLevel.WARNING, 1),
+        history("warning_new", Status.FAILED, AlertLevel.WARNING, 5),
+        history("could_not_run", Status.ERROR, AlertLevel.ERROR, 7),
+        history("failed_error", Status.FAILED, AlertLevel.ERROR, 3),
+        history("critical_oldest", Status.FAILED, AlertLevel.CRITICAL, 0),
+        history("tolerated", Status.TOLERATED, AlertLevel.OK, 8),
+    ]
+    assert [c.name for c in by_severity(checks)] == [
+        "critical_oldest",
+        "failed_error",
+        "could_not_run",
+        "warning_new",
+        "warning_old",
+        "tolerated",
+        "passed_newest",
+    ]
+
+
+def test_a_long_history_is_drawn_downsampled_keeping_the_last_and_the_failed_runs():
+    t0 = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
+    runs = [Point(t0 + dt.timedelta(hours=n), float(n), n in (7, 501)) for n in range(1_000)]
+    drawn = downsampled(runs, MAX_POINTS)
+    assert MAX_POINTS <= len(drawn) <= MAX_POINTS + 3
+    assert drawn == sorted(drawn, key=lambda p: p.at)  # in time order
+    assert {7.0, 501.0, 999.0} <= {p.value for p in drawn}
+    assert downsampled(runs[:50], MAX_POINTS) == runs[:50]
 
 
 def test_one_vocabulary_for_statuses():

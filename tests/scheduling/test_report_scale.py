@@ -1,6 +1,7 @@
 """The report of 500 checks with long histories (issue 29): under its documented size, and in
 headless Chromium (one launch) the summary is visible, the worst check comes first, nothing runs
-off the page's right edge and the console stays clean."""
+off the page's right edge (a sample scrolls in its own box), times are in UTC with the
+viewer's zone on hover and the console stays clean."""
 
 from __future__ import annotations
 
@@ -82,7 +83,8 @@ def test_it_opens_with_the_summary_first_and_the_worst_check_first(report):
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        # a viewer in Tokyo: times stay in UTC on the page, hovering shows Tokyo's time
+        page = browser.new_page(viewport={"width": 1280, "height": 900}, timezone_id="Asia/Tokyo")
         page.on("console", console)
         page.on("pageerror", lambda error: said.append(f"page error: {error}"))
         page.goto(report.as_uri())
@@ -94,11 +96,18 @@ def test_it_opens_with_the_summary_first_and_the_worst_check_first(report):
             "document.documentElement.scrollWidth - document.documentElement.clientWidth"
         )
         folded = page.locator("#latest details").count()
-        hover = page.locator("section.check time").first.get_attribute("title")
+        time = page.locator("section.check time").first
+        written, hover = time.inner_text(), time.get_attribute("title")
+        # the sample scrolls in its own box, wider than the window, without widening the page
+        box = page.evaluate(
+            """() => { const box = document.querySelector('.wrap:has(table.sample)');
+              return [getComputedStyle(box).overflowX, box.scrollWidth, box.clientWidth]; }"""
+        )
         whole = page.locator("table.sample td[data-c]").first.get_attribute("title")
         browser.close()
     assert overflow <= 0, f"the page is {overflow}px wider than the window"
     assert folded == CHECKS // 10  # each long reason folded
-    assert hover  # the viewer's zone on hover
+    assert written.endswith(" UTC") and "GMT+0900" in (hover or ""), (written, hover)
+    assert box[0] in ("auto", "scroll") and box[1] > box[2], box
     assert whole == WIDE["column_000"]  # a cut cell's whole value, kept once for 140 samples
     assert said == []
