@@ -66,11 +66,11 @@ def fold(
     """The parts to merge (one mapping of states per part): each frequency analyzer's valid
     rollup as a part of its own, and every partition's states without the tables it holds. Also
     how many stored frequency tables the merge reads (rollups included)."""
-    held: dict[Analyzer, set[str]] = {}
-    for analyzer in dict.fromkeys(analyzers):
-        rolled = rollup.get(analyzer)
-        if isinstance(analyzer, FrequencyAnalyzer) and rolled and _valid(rolled, analyzer, parts):
-            held[analyzer] = set(rolled.payload[COVERS])
+    held: dict[Analyzer, set[str]] = {
+        a: covered
+        for a in dict.fromkeys(analyzers)
+        if isinstance(a, FrequencyAnalyzer) and (covered := _covers(rollup, a, parts))
+    }
     folded: list[States] = [{a: rollup[a] for a in held}] if held else []
     for key, states in parts.items():
         folded.append({a: s for a, s in states.items() if key not in held.get(a, ())})
@@ -85,15 +85,11 @@ def fold(
 
 def outside(analyzers: Sequence[Analyzer], parts: Mapping[str, States], rollup: Rollup) -> int:
     """The most partitions whose stored table of one frequency analyzer the rollup lacks."""
-    counts = [
-        sum(
-            1
-            for key, states in parts.items()
-            if a in states and key not in _covers(rollup, a, parts)
-        )
-        for a in dict.fromkeys(analyzers)
-        if isinstance(a, FrequencyAnalyzer)
-    ]
+    counts = []
+    for analyzer in dict.fromkeys(analyzers):
+        if isinstance(analyzer, FrequencyAnalyzer):
+            held = _covers(rollup, analyzer, parts)
+            counts.append(sum(1 for k, s in parts.items() if analyzer in s and k not in held))
     return max(counts, default=0)
 
 
