@@ -2,7 +2,8 @@
 stable partitions' rollup and the new partition's table (two stored tables, not one per
 partition), and stays equal to a recomputation after an append, a rewrite and a delete. A
 rollup that no longer matches the stored tables (a kill between storing a partition's states and
-the rollup, a rollup of other partitions, a lost table) is ignored and rebuilt."""
+the rollup, a rollup of other partitions, a lost table) is ignored and rebuilt; one holding
+wrong counts is found by the drift guard and forgotten."""
 
 from __future__ import annotations
 
@@ -12,14 +13,21 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 import sqlalchemy as sa
 
+from alerting import EscalationPolicy
 from checkers.engine_tables import partition_states
 from checkers.metrics import Distinctness, Uniqueness
+from checkers.metrics.frequencies import COUNT
 from checkers.metrics.rollups import COVERS, REFRESH_AFTER, ROLLUP, fold, load_rollup
 from checkers.parsers import HivePartitions, ParquetParser
 from checks import QualityCheck
+from scheduling.drift import guard
+from scheduling.schema import project_database
+from scheduling.settings import Settings
 from scheduling.tick.evaluate import evaluate_checks
 from scheduling.tick.partition_store import PartitionStore
 from tests.incremental_helpers import (
@@ -120,9 +128,7 @@ def test_rewritten_and_deleted_partitions_leave_the_rollup_and_stay_exact(spark,
     write_day(lake, day(DAYS), day_frame(DAYS))
     _run(spark, check, store)
 
-    write_day(
-        lake, day(4), day_frame(4, shift=-32), mtime=REWRITTEN
-    )  # now repeats day 0's flights
+    write_day(lake, day(4), day_frame(4, shift=-32), mtime=REWRITTEN)  # now repeats day 0's flights
     rewritten = _run(spark, check, store)
     assert rewritten.reading["partitions_read"] == 1
     assert tables_merged(store, "r2") == 1  # the rollup no longer held day 4: rebuilt whole
@@ -186,3 +192,32 @@ def test_a_rollup_left_by_a_kill_is_ignored_and_rebuilt(spark, tmp_path):
     assert tables_merged(store, "r3") == DAYS
     _run(spark, check, store)
     assert tables_merged(store, "r3") == 1
+
+
+def _doubled(location: str) -> None:
+    """Every count of the rollup's table doubled in place: a rollup that names the right tables
+    but holds wrong counts, as no run of ours writes."""
+    for file in Path(location).glob("*/*.parquet"):
+        table = pq.read_table(file)
+        counts = pc.multiply(table.column(COUNT), 2)
+        pq.write_table(table.set_column(table.schema.get_field_index(COUNT), COUNT, counts), file)
+
+
+def test_the_drift_guard_finds_a_wrong_rollup_and_forgets_it(spark, tmp_path, monkeypatch):
+    lake, store, check = (
+        tmp_path / "lake",
+        partition_store(tmp_path),
+        _suite(tmp_path / "lake", "r4"),
+    )
+    _lake(lake)
+    _run(spark, check, store)
+    _doubled(json.loads(_rollup_rows(store, "r4")[0]["payload"])["location"])
+
+    wrong = evaluate_checks([check], spark=spark, now=NOW, partitions=store)[0]
+    monkeypatch.setenv("DQ_STATE_DIR", str(tmp_path))
+    settings = Settings(project_database(str(store.engine.url)), {}, EscalationPolicy(routes={}))
+    (report,) = guard([check], [wrong], now=NOW, settings=settings, spark=spark)
+    assert report.differences and not report.forgotten  # every partition's states are right
+    assert _rollup_rows(store, "r4") == []
+    _run(spark, check, store)  # merged from the tables again, and rolled up anew
+    assert tables_merged(store, "r4") == 1
