@@ -91,20 +91,19 @@ def tables_merged(store: PartitionStore, check: str) -> int:
     return tables
 
 
-def _lake(root: Path) -> None:
+def _first_run(spark, tmp_path: Path, name: str) -> tuple[Path, PartitionStore, type[QualityCheck]]:
+    """A lake of DAYS days, a store, and the check `name` over them after its first run."""
+    lake, store = tmp_path / "lake", partition_store(tmp_path)
+    check = _suite(lake, name)
     for i in range(DAYS):
-        write_day(root, day(i), day_frame(i))
+        write_day(lake, day(i), day_frame(i))
+    _run(spark, check, store)
+    return lake, store, check
 
 
 @pytest.mark.classic_only  # jobs are counted through the SparkContext
 def test_one_new_partition_merges_the_rollup_and_its_own_table(spark, tmp_path):
-    lake, store, check = (
-        tmp_path / "lake",
-        partition_store(tmp_path),
-        _suite(tmp_path / "lake", "r1"),
-    )
-    _lake(lake)
-    _run(spark, check, store)  # the first run reads every day and rolls them up
+    lake, store, check = _first_run(spark, tmp_path, "r1")  # every day read and rolled up
     assert tables_merged(store, "r1") == 1
 
     write_day(lake, day(DAYS), day_frame(DAYS))
@@ -118,13 +117,7 @@ def test_one_new_partition_merges_the_rollup_and_its_own_table(spark, tmp_path):
 
 
 def test_rewritten_and_deleted_partitions_leave_the_rollup_and_stay_exact(spark, tmp_path):
-    lake, store, check = (
-        tmp_path / "lake",
-        partition_store(tmp_path),
-        _suite(tmp_path / "lake", "r2"),
-    )
-    _lake(lake)
-    _run(spark, check, store)
+    lake, store, check = _first_run(spark, tmp_path, "r2")
     write_day(lake, day(DAYS), day_frame(DAYS))
     _run(spark, check, store)
 
@@ -156,13 +149,7 @@ def _put_rollup_rows(store: PartitionStore, check: str, rows: list[dict]) -> Non
 
 
 def test_a_rollup_left_by_a_kill_is_ignored_and_rebuilt(spark, tmp_path):
-    lake, store, check = (
-        tmp_path / "lake",
-        partition_store(tmp_path),
-        _suite(tmp_path / "lake", "r3"),
-    )
-    _lake(lake)
-    _run(spark, check, store)
+    lake, store, check = _first_run(spark, tmp_path, "r3")
     before = _rollup_rows(store, "r3")
 
     # A run stores the rewritten day's states, then is killed before its rollup: the store
@@ -204,13 +191,7 @@ def _doubled(location: str) -> None:
 
 
 def test_the_drift_guard_finds_a_wrong_rollup_and_forgets_it(spark, tmp_path, monkeypatch):
-    lake, store, check = (
-        tmp_path / "lake",
-        partition_store(tmp_path),
-        _suite(tmp_path / "lake", "r4"),
-    )
-    _lake(lake)
-    _run(spark, check, store)
+    _, store, check = _first_run(spark, tmp_path, "r4")
     _doubled(json.loads(_rollup_rows(store, "r4")[0]["payload"])["location"])
 
     wrong = evaluate_checks([check], spark=spark, now=NOW, partitions=store)[0]
