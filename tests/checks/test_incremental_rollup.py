@@ -116,6 +116,7 @@ def test_one_new_partition_merges_the_rollup_and_its_own_table(spark, tmp_path):
     assert tables_merged(store, "r1") == 2  # the rollup of DAYS days and the new day's table
 
 
+@pytest.mark.connect  # the rollup is written and read through the server
 def test_rewritten_and_deleted_partitions_leave_the_rollup_and_stay_exact(spark, tmp_path):
     lake, store, check = _first_run(spark, tmp_path, "r2")
     write_day(lake, day(DAYS), day_frame(DAYS))
