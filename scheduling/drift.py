@@ -79,7 +79,7 @@ def guard(
 ) -> list[DriftReport]:
     """Recompute the incremental ones of `checks` (whose recorded outcomes of this run are
     `incremental`) from scratch and compare; a check that drifted forgets its stored partitions
-    whose states differ from the data's."""
+    whose states differ from the data's, and its rollup of frequency tables."""
     from scheduling.stale_partitions import stale_partitions
     from scheduling.tick.evaluate import evaluate_checks
 
@@ -106,5 +106,6 @@ def guard(
         if found and store is not None:
             stale = stale_partitions(check, store, now=now, settings=settings, spark=spark)
             store.forget(check.name, stale)
+            store.forget_rollup(check.name)  # whatever it holds, the next run merges it anew
         reports.append(DriftReport(check.name, mine, scratch, found, tuple(sorted(stale))))
     return reports

@@ -178,6 +178,8 @@ def merge_stored(payloads: Sequence[dict[str, Any]]) -> FrequencyState:
             )
     if not parts:
         return FrequencyState(columns)
+    if len(payloads) == 1:  # one stored table holds each key once already: nothing to add up
+        return FrequencyState(columns, parts[0])
     union = parts[0]
     for part in parts[1:]:
         union = union.unionByName(part)

@@ -31,6 +31,7 @@ from checkers.metrics import (
 from checkers.metrics.differential import metrics_from_states
 from checkers.metrics.partition_drift import metrics_across_partitions
 from checkers.metrics.partitioned import analyze_partitions
+from checkers.metrics.rollups import metrics_with_rollup
 from checkers.metrics.segment_states import PerSegment
 from checkers.metrics.segments import MAX_SEGMENTS
 from checkers.metrics.state_stores import LoadedState
@@ -373,9 +374,14 @@ def _finish(
         return judged
     metrics: dict[Analyzer, Metric] = {a: Metric(a, error=e) for a, e in errors.items()}
     computable = [a for a in analyzers if a not in metrics]
-    try:
-        found, more = metrics_from_states(
-            computable, [*partitions.stored.values(), *fresh.values()]
+    try:  # the stable partitions' frequency tables from their rollup, the rest table by table
+        found, more, _ = metrics_with_rollup(
+            computable,
+            {**partitions.stored, **fresh},
+            store.states,
+            check.name,
+            read_now=fresh,
+            may_refresh=not errors,
         )
     except Exception as exc:
         found, more = {a: Metric(a, error=describe_failure(exc)) for a in computable}, 1

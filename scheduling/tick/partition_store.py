@@ -14,6 +14,7 @@ from sqlalchemy.engine import Engine
 
 from checkers.engine_tables import partition_states, partitions
 from checkers.metrics import Analyzer
+from checkers.metrics.rollups import ROLLUP
 from checkers.metrics.sql_state_store import SqlStateStore, StateTable
 from checkers.metrics.state_stores import LoadedState
 from checkers.project_db import utc_now
@@ -46,7 +47,7 @@ class Known:
 class PartitionStore:
     """The stored partitions of incremental checks: fingerprints in `dq_partitions`, states in
     `dq_partition_states` (through the engine's StateStore), frequency tables under
-    `frequency_root`."""
+    `frequency_root`; beside them, each check's rollup of its frequency tables (`rollups.py`)."""
 
     def __init__(self, engine: Engine, frequency_root: str | os.PathLike[str]) -> None:
         self.engine = engine
@@ -130,3 +131,7 @@ class PartitionStore:
                 )
             )
         self.states.forget(check, keys)
+
+    def forget_rollup(self, check: str) -> None:
+        """Drop the check's rollup of frequency tables (its next merge reads every table)."""
+        self.states.forget(check, [ROLLUP])
