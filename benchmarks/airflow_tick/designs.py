@@ -32,17 +32,13 @@ REPLAY = {
 }
 
 #: Airflow's default parsing intervals: the test stand re-parses every 5 s, which would take a
-#: share of the two cores from the tick. New DAGs start paused, as Airflow's default does.
+#: share of the two cores from the tick. New DAGs start paused, as Airflow's default does. (The
+#: stand's `[workers] min_heartbeat_interval` of 1 s is a deployment's too: docs/deployment.md.)
 PRODUCTION_PARSING = {
     "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "30",
     "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "300",
     "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",
 }
-#: A task supervisor notices its task process's exit at its next wake-up, at most
-#: `[workers] min_heartbeat_interval` (Airflow's default 5 s) after the task's last output: a
-#: failed task's state, which the supervisor reports after the exit, landed up to 5 s late and
-#: held back `tick`. A deployment sets it too (docs/deployment.md).
-SUPERVISOR = {"AIRFLOW__WORKERS__MIN_HEARTBEAT_INTERVAL": "1"}
 #: One task run before the measured tick. A freshly started api-server answers the first
 #: Execution API call of a task (`PATCH /execution/task-instances/{id}/run`) seconds late (3.3.2:
 #: 18 s at load 14, against 0.2 s for the next ones): once per api-server start, not per tick,
@@ -147,7 +143,6 @@ def under_airflow(
     env = {
         **design_env(work, package_dir, logs),
         **PRODUCTION_PARSING,
-        **SUPERVISOR,
         "DQ_MANIFEST": str(manifest),
     }
     with AirflowStand(dags, work / "home", env=env, parallelism=parallelism) as stand:
