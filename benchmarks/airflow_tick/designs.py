@@ -32,7 +32,8 @@ REPLAY = {
 }
 
 #: Airflow's default parsing intervals: the test stand re-parses every 5 s, which would take a
-#: share of the two cores from the tick. New DAGs start paused, as Airflow's default does.
+#: share of the two cores from the tick. New DAGs start paused, as Airflow's default does. (The
+#: stand's `[workers] min_heartbeat_interval` of 1 s is a deployment's too: docs/deployment.md.)
 PRODUCTION_PARSING = {
     "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "30",
     "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "300",

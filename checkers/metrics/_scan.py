@@ -62,7 +62,7 @@ def _aggregate(
     }
 
 
-def _analysis_error(df: DataFrame, analyzer: ScanShareableAnalyzer) -> str | None:
+def analysis_error(df: DataFrame, analyzer: ScanShareableAnalyzer) -> str | None:
     """Resolve the analyzer's aggregates without running a job; the error text when they fail."""
     try:
         _ = df.agg(*analyzer.aggregations(df.schema)).schema
@@ -98,7 +98,7 @@ def run_scan(
             outcome.actions += 1
             if attempt == 1:
                 break
-            invalid = {a: e for a in pending if (e := _analysis_error(df, a)) is not None}
+            invalid = {a: e for a in pending if (e := analysis_error(df, a)) is not None}
             outcome.errors.update(invalid)
             pending = [a for a in pending if a not in invalid]
             if not pending:

@@ -22,7 +22,7 @@ from checkers.metrics._analyzer import (
     State,
 )
 from checkers.metrics._metric import Metric, MetricSource
-from checkers.metrics._scan import run_scan
+from checkers.metrics._scan import analysis_error, run_scan
 from checkers.metrics.file_stats import SourceStats, stats_of
 from checkers.metrics.frequencies import FrequencyState, read_parquet
 from checkers.metrics.metadata_answers import answer_from_metadata
@@ -93,6 +93,16 @@ def split_by_schema(
         else:
             problems[analyzer] = problem
     return runnable, problems
+
+
+def unresolved(df: DataFrame, analyzers: Sequence[Analyzer]) -> dict[Analyzer, str]:
+    """The analyzers that cannot run on `df` whatever its rows hold (a column it lacks, an
+    expression that does not resolve), with why: Spark analyses their aggregates, no job runs."""
+    runnable, problems = split_by_schema(analyzers, df.schema)
+    for analyzer in (a for a in runnable if isinstance(a, ScanShareableAnalyzer)):
+        if (error := analysis_error(df, analyzer)) is not None:
+            problems[analyzer] = error
+    return problems
 
 
 def _reads_columnar_files(df: DataFrame) -> bool:

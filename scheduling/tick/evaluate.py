@@ -72,6 +72,8 @@ class Pending:
     sources: dict[str, Parser] = field(default_factory=dict)
     checker: Checker | None = None
     error: str | None = None
+    #: The error came from the check's own code (its sources or checker could not be built)
+    by_definition: bool = False
     partitions: PartitionPlan | None = None  # an incremental check's partitions this run
     result: CheckerResult | None = None
     given: Data | None = None  # ready data (tests), bypassing the check's parsers
@@ -95,6 +97,8 @@ class Evaluation:
     malformed: dict[Parser, str] = field(default_factory=dict)
     #: Which checks shared which engine pass (`dq run` tells).
     passes: list[EnginePass] = field(default_factory=list)
+    #: When the engine's run ended (monotonic seconds): its errors are known from then on.
+    ran_at: float | None = None
 
 
 def _describe(exc: Exception) -> str:
@@ -137,6 +141,7 @@ def prepare(
             item.sources = item.instance.sources()
         except Exception as exc:
             item.error = f"building the sources failed: {_describe(exc)}"
+            item.by_definition = True
         if item.error is None and item.check.incremental and (partitions or full):
             store = None if full else partitions
             prepared = prepare_partitions(
@@ -174,8 +179,10 @@ def _build_checker(item: Pending, data: Data) -> None:
         item.checker = item.instance.checker(data)
     except Exception as exc:  # a bug in the check's own code: report it, keep the others going
         item.error = f"building the checker failed: {_describe(exc)}"
+        item.by_definition = True
     if item.error is None and not isinstance(item.checker, Checker):
         item.error = not_a_checker(item.checker)
+        item.by_definition = True
     if isinstance(item.checker, Checker):
         item.checker.sample_size = item.check.sample_size  # sampled in the engine's pass
         attach_feedback(item.checker, item.check, item.mutes)
@@ -208,6 +215,7 @@ def run_engine(evaluation: Evaluation) -> None:
     names = "+".join(i.check.name for i in evaluation.items)
     with tagged(evaluation.session, job_tag(f"checks-{names}")):
         _run_engine(evaluation)
+    evaluation.ran_at = time.monotonic()
 
 
 def _run_engine(evaluation: Evaluation) -> None:

@@ -38,7 +38,7 @@ from scheduling.tick.known_broken import with_stored_keys
 from scheduling.tick.readiness import publish_readiness as publish
 from scheduling.tick.record import Recording, Subject, record_all, replayer, save_failing_rows
 from scheduling.tick.report import Progress, RunReport, quiet
-from scheduling.tick.retry import last_statuses, to_retry
+from scheduling.tick.retry import decided_by_definition, last_statuses, to_retry, wait_s
 from scheduling.windows import Window, due_windows, last_window_ends, remember_window_ends
 
 if TYPE_CHECKING:
@@ -199,8 +199,9 @@ def judge(state: TickState) -> None:
 
 
 def retry_once(state: TickState) -> None:
-    """An ERROR outcome that opens an incident is evaluated once more, after a short delay, in
-    the same Spark session, before anything is recorded (an Airflow tick: `retry_after_s`)."""
+    """An ERROR outcome that opens an incident is evaluated once more, `retry_after_s` after it
+    was seen, in the same Spark session, before anything is recorded (an Airflow tick); not one
+    its check's definition decides (scheduling/tick/retry.py)."""
     delay, evaluated = state.request.retry_after_s, state.evaluation
     if delay is None or evaluated is None:
         return
@@ -209,11 +210,13 @@ def retry_once(state: TickState) -> None:
     if state.settings.database_error is None:
         with tolerated(state.settings), state.settings.engine.connect() as connection:
             last = last_statuses(connection, [c.name for c, _ in checked])
-    again = to_retry([c for c, _ in checked], [o for _, o in checked], last)
+    opened = to_retry([c for c, _ in checked], [o for _, o in checked], last)
+    settled = decided_by_definition(evaluated, {c.name for c in opened})
+    again = [c for c in opened if c.name not in settled]
     if not again:
         return
     state.request.progress(f"retrying {len(again)} check(s) that could not run")
-    time.sleep(delay)
+    time.sleep(wait_s(evaluated, {c.name for c in again}, delay))
     retried = _loaded(state, again, evaluated.session)
     run_engine(retried)
     fresh = {o.check: dataclasses.replace(o, attempts=2) for o in judge_all(retried)}

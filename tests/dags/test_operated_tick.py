@@ -1,8 +1,9 @@
 """The DAG as a platform team operates it, from the package's stand: three scheduled ticks in a row
 with a team's check file edited after the manifest was generated (stale) and one check whose
 definition is broken. The stale manifest stops nothing and tells the platform's owner once; the
-broken check fails its own task each tick, retried in-process only when its incident opens; the
-runs stay green; the grid names each outcome's level, and a red task's failure is one line."""
+broken check fails its own task each tick, never evaluated again in-process (its definition
+decides), while a missing file is read again once, as its incident opens; the runs stay green;
+the grid names each outcome's level, and a red task's failure is one line."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from tests.dags.conftest import LAST_TICK_START, TICK_START
 pytestmark = pytest.mark.slow
 
 BROKEN = "numbers_broken_definition"
+MISSING = "numbers_from_missing_file"
 STARTS = [dt.datetime.fromisoformat(TICK_START) + dt.timedelta(minutes=15 * n) for n in range(3)]
 
 
@@ -69,18 +71,30 @@ def test_a_broken_check_fails_its_task_not_the_runs_and_is_retried_once(ticks):
     assert [r.state for r in runs_] == ["success"] * 3  # the tick leaf: every check evaluated
     engine = sa.create_engine(stand.env["DQ_DATABASE_URL"])
     with engine.connect() as connection:
-        query = sa.select(runs.c.outcome).where(runs.c.check_name == BROKEN).order_by(runs.c.id)
-        outcomes = [json.loads(row[0]) for row in connection.execute(query)]
+        outcomes, missing = (
+            [json.loads(row[0]) for row in connection.execute(_outcomes(name))]
+            for name in (BROKEN, MISSING)
+        )
         opened = connection.execute(
             sa.select(incidents.c.failing_runs).where(incidents.c.check_name == BROKEN)
         ).all()
     assert [o["status"] for o in outcomes] == ["error"] * 3
-    # retried in-process as its incident opened, not in the ticks after
-    assert [o["attempts"] for o in outcomes] == [2, 1, 1]
+    # its definition decides: never read again in-process, in no tick
+    assert [o["attempts"] for o in outcomes] == [1, 1, 1]
+    # a source that did not load is read again as its incident opens, not in the ticks after
+    assert [(o["status"], o["attempts"]) for o in missing] == [
+        ("error", 2),
+        ("error", 1),
+        ("error", 1),
+    ]
     assert "no_such_column" in outcomes[0]["error"]
     assert opened == [(3,)]  # one incident, three failing runs
     for run in runs_:
         assert stand.shown("dq_checks", run.run_id)[BROKEN_SHOWN] == ["failed"]  # no retry
+
+
+def _outcomes(check: str) -> sa.Select:
+    return sa.select(runs.c.outcome).where(runs.c.check_name == check).order_by(runs.c.id)
 
 
 def _grid(stand: AirflowStand, run: DagRun) -> dict[str, tuple[str, str | None]]:

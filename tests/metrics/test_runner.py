@@ -23,6 +23,7 @@ from checkers.metrics import (
     _grouping,
     run_analysis,
 )
+from checkers.metrics.runner import unresolved
 from tests.metrics.jobs import count_jobs
 
 # inputFiles() and runtime-failure isolation go through the Connect server. (tests/connect_paths.py)
@@ -156,6 +157,26 @@ def test_a_runtime_failure_is_isolated_to_its_analyzer(flights) -> None:
     assert "bad cast" in result.metric(failing).error
     assert result.metric(Size()).value == 336_776.0
     assert result.metric(Mean("distance")).ok
+
+
+UNRESOLVED = [
+    Completeness("no_such_column"),  # the schema says so
+    Compliance("no such column", "no_such_column > 0"),  # Spark's analysis says so
+    Compliance("bad cast", "CAST(carrier AS INT) > 0"),  # resolves: fails only when it runs
+    Size(),
+]
+
+
+def test_unresolved_names_what_cannot_run_whatever_the_rows(flights) -> None:
+    found = unresolved(flights, UNRESOLVED)
+    assert set(found) == set(UNRESOLVED[:2])
+    assert all("no_such_column" in why for why in found.values())
+
+
+@pytest.mark.classic_only
+def test_unresolved_runs_no_spark_job(spark, flights) -> None:
+    found, jobs = count_jobs(spark, lambda: unresolved(flights, UNRESOLVED))
+    assert len(found) == 2 and jobs == 0
 
 
 def test_metric_lookup_of_an_unknown_analyzer_says_so(flights) -> None:
