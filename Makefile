@@ -37,7 +37,7 @@ CONNECT_PASS := DQ_TEST_SPARK_CONNECT=1 $(PY) -m pytest -q --durations=15 tests/
 test: $(STAMP) chromium jdbc-drivers
 	@connect_log=$$(mktemp); connect_tmp=$$(mktemp -d); \
 	$(CONNECT_PASS) --basetemp=$$connect_tmp >$$connect_log 2>&1 & connect=$$!; \
-	$(PY) -m pytest -q -n 2 --dist loadgroup --no-loadscope-reorder --durations=25; classic_rc=$$?; \
+	$(PY) -m pytest -q -n 2 --dist loadscope --no-loadscope-reorder --durations=25; classic_rc=$$?; \
 	wait $$connect; connect_rc=$$?; \
 	echo "== Spark Connect pass"; cat $$connect_log; rm -rf $$connect_log $$connect_tmp; \
 	echo "classic pass exit $$classic_rc, Spark Connect pass exit $$connect_rc"; \
@@ -45,7 +45,7 @@ test: $(STAMP) chromium jdbc-drivers
 
 # For developers: the same without the slow end-to-end scenarios (`slow`); CI runs `make test`.
 test-fast: $(STAMP) jdbc-drivers
-	$(PY) -m pytest -q -n 2 --dist loadgroup --no-loadscope-reorder -m "not slow"
+	$(PY) -m pytest -q -n 2 --dist loadscope --no-loadscope-reorder -m "not slow"
 
 test-classic: $(STAMP) jdbc-drivers
 	$(PY) -m pytest -q

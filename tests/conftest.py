@@ -108,14 +108,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 #: Test packages whose package-scoped fixtures are costly (an Airflow stand, a demo warehouse):
 #: under xdist their modules run on one worker, so the fixture is built once.
-ONE_WORKER_PACKAGES = ("tests/dags", "tests/checks/examples")
+ONE_WORKER_PACKAGES = tuple(
+    os.environ.get("DQ_TEST_ONE_WORKER_PACKAGES", "tests/dags tests/checks/examples").split()
+)  # (the variable: tests/test_worker_groups.py)
 
 
-def xdist_group_of(item: pytest.Item) -> str:
-    """The unit xdist hands to a worker: a module (module-scoped fixtures built once), or a
+def group_of(nodeid: str) -> str:
+    """The unit a worker is handed: a test's module (module-scoped fixtures built once), or a
     whole package of ONE_WORKER_PACKAGES."""
-    path = item.path.relative_to(item.config.rootpath).as_posix()
+    path = nodeid.split("::", 1)[0]
     return next((p for p in ONE_WORKER_PACKAGES if path.startswith(p + "/")), path)
+
+
+@pytest.hookimpl(optionalhook=True)  # the xdist plugin may be off (-p no:xdist)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """xdist's scope scheduling over our groups (`group_of`), in collection order (HEAVY_FIRST
+    first). Not its `loadgroup` marks: with pytest 9 the group xdist appends to a node id is
+    lost, every test became a group of its own, and a module's fixtures (a Connect server, a
+    standalone cluster, an Airflow stand) were built on both workers."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid)
+
+    return ByGroup(config, log)
 
 
 #: The groups that cost most (CPU seconds and waits on servers they start), handed out first so that
@@ -138,12 +155,10 @@ LAST = ("tests/scheduling/test_cli_output.py",)
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if config.pluginmanager.hasplugin("xdist"):
-        for item in items:
-            item.add_marker(pytest.mark.xdist_group(xdist_group_of(item)))
         rank = {group: i for i, group in enumerate(HEAVY_FIRST)} | {
             g: len(HEAVY_FIRST) + 1 for g in LAST
         }
-        items.sort(key=lambda item: rank.get(xdist_group_of(item), len(HEAVY_FIRST)))  # stable
+        items.sort(key=lambda item: rank.get(group_of(item.nodeid), len(HEAVY_FIRST)))  # stable
     select_connect_pass(config, items)
 
 
