@@ -119,3 +119,65 @@ def test_segments_merge_per_partition_like_a_recomputation(spark, tmp_path):
     sizes = {c: deleted.metrics[f"{SIZE} [carrier={c}]"] for c in ("AA", "UA", "DL")}
     assert sizes == {"AA": 8.0, "UA": 12.0, "DL": 4.0}
     assert _failing(deleted) == {("UA", COMPLETE), ("DL", SIZE)}
+
+
+def frequency_check(root: Path):
+    source = ParquetParser(str(root), partitioning=HivePartitions(("day",)))
+    suite = (
+        Check(CheckLevel.ERROR, "per_carrier_keys")
+        .has_uniqueness("dep_time", lambda v: v == 1.0)
+        .has_count_distinct("dep_time", lambda v: v >= 5)
+        .has_completeness("dep_time", lambda v: v == 1.0)
+    )
+    return incremental_check(
+        "per_carrier_keys",
+        source,
+        lambda data: MetricChecker(data, [suite], segment_by=["carrier"]),
+    )
+
+
+UNIQUE = "UniquenessConstraint(dep_time)"
+DISTINCT = "CountDistinctConstraint(dep_time)"
+
+
+def test_frequency_analyzers_per_segment_merge_like_a_recomputation(spark, tmp_path):
+    """Uniqueness and CountDistinct per carrier from frequency tables kept per partition with
+    the segment in their key: equal to a segmented run from scratch after each change."""
+    root = tmp_path / "lake"
+    store = partition_store(tmp_path)
+    check = frequency_check(root)
+    write_day(root, START, day_frame(0, ("AA", "UA", "B6")))  # B6 flies on the first day only
+    for i in (1, 2):
+        write_day(root, START + dt.timedelta(days=i), day_frame(i))
+    first, _ = _run(spark, check, store)
+    assert _carriers(first) == {"AA", "UA", "B6"}
+    # dep_time is 600 + n + day: AA's days 0-2 hold 600..605, each day's values once
+    assert first.metrics[f"{DISTINCT} [carrier=AA]"] == 6.0
+    assert first.metrics[f"{DISTINCT} [carrier=B6]"] == 4.0
+    assert first.metrics[f"{UNIQUE} [carrier=B6]"] == 1.0
+    assert first.metrics[f"{UNIQUE} [carrier=AA]"] == pytest.approx(2 / 12)  # 600 and 605
+    assert _failing(first) == {
+        ("AA", UNIQUE),
+        ("UA", UNIQUE),
+        ("UA", COMPLETE),
+        ("B6", DISTINCT),
+    }
+
+    write_day(root, START + dt.timedelta(days=3), day_frame(3))  # appended
+    appended, jobs = _run(spark, check, store)
+    assert appended.reading == {"rows_read": 8, "partitions_read": 1, "partitions": 4}
+    # the grouped pass, the new partition's frequency table, one aggregation for all segments
+    assert jobs <= 4, jobs
+    assert appended.metrics[f"{DISTINCT} [carrier=AA]"] == 7.0
+
+    write_day(root, START + dt.timedelta(days=1), day_frame(9, ("UA", "DL")), mtime=1_700_000_000)
+    rewritten, _ = _run(spark, check, store)  # AA left day 1, DL arrived
+    assert rewritten.reading["partitions_read"] == 1
+    assert rewritten.metrics[f"{DISTINCT} [carrier=DL]"] == 4.0
+    assert rewritten.metrics[f"{UNIQUE} [carrier=DL]"] == 1.0
+
+    shutil.rmtree(root / f"day={START.isoformat()}")  # B6's only partition
+    deleted, _ = _run(spark, check, store)
+    assert deleted.reading == {"rows_read": 0, "partitions_read": 0, "partitions": 3}
+    assert _carriers(deleted) == {"AA", "UA", "DL"}
+    assert deleted.metrics[f"{DISTINCT} [carrier=AA]"] == 5.0  # days 2 and 3: 602..606
