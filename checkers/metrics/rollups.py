@@ -27,6 +27,7 @@ __all__ = [
     "load_rollup",
     "metrics_with_rollup",
     "refresh",
+    "rolled_up",
     "save_rollup",
 ]
 
@@ -179,7 +180,25 @@ def metrics_with_rollup(
 ) -> tuple[dict[Analyzer, Metric], int, int]:
     """Each analyzer's metric over the union of `parts` (states per partition, frequency tables
     stored in `store` under `dataset`), merged from the rollup and the tables it lacks; the
-    Spark actions taken and the stored frequency tables read. With `may_refresh`, a new rollup
+    Spark actions taken and the stored frequency tables read (see `rolled_up`)."""
+    folded, actions, tables = rolled_up(
+        analyzers, parts, store, dataset, read_now=read_now, may_refresh=may_refresh
+    )
+    metrics, more = metrics_from_states(analyzers, folded)
+    return metrics, actions + more, tables
+
+
+def rolled_up(
+    analyzers: Sequence[Analyzer],
+    parts: Mapping[str, States],
+    store: RecordStore,
+    dataset: str,
+    *,
+    read_now: Collection[str] = (),
+    may_refresh: bool = True,
+) -> tuple[list[States], int, int]:
+    """The parts to merge (`fold`) with the stored rollup of `analyzers`' frequency tables, the
+    Spark actions taken and the stored tables the merge reads. With `may_refresh`, a new rollup
     is written first when `REFRESH_AFTER` tables lie outside it, or when every part was read
     now (`read_now`: a first run or a full re-read, whose merge reads every table anyway)."""
     rollup = load_rollup(store, dataset, analyzers)
@@ -195,5 +214,4 @@ def metrics_with_rollup(
         except Exception:  # a cache: without a new rollup the merge reads the tables it lacks
             actions += 1
     folded, tables = fold(analyzers, parts, rollup)
-    metrics, more = metrics_from_states(analyzers, folded)
-    return metrics, actions + more, tables
+    return folded, actions, tables

@@ -6,7 +6,7 @@ from grouping the merged table by its segment columns: one Spark job for every s
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -32,15 +32,16 @@ class SegmentFrequency(FrequencyAnalyzer):
 
     analyzer: FrequencyAnalyzer
     by: tuple[str, ...]
+    #: the inner analyzer's filter (part of it, so not compared)
+    where: str | None = field(init=False, default=None, repr=False, compare=False)
 
     @property
-    def columns(self) -> tuple[str, ...]:  # type: ignore[override]
+    def columns(self) -> tuple[str, ...]:
         inner = self.analyzer.columns
         return (*(c for c in self.by if c not in inner), *inner)
 
-    @property
-    def where(self) -> str | None:  # type: ignore[override]
-        return self.analyzer.where
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "where", self.analyzer.where)
 
     @property
     def grouping_columns(self) -> tuple[str, ...]:

@@ -31,7 +31,7 @@ from checkers.metrics import (
 from checkers.metrics.differential import metrics_from_states
 from checkers.metrics.partition_drift import metrics_across_partitions
 from checkers.metrics.partitioned import analyze_partitions
-from checkers.metrics.rollups import metrics_with_rollup
+from checkers.metrics.rollups import metrics_with_rollup, rolled_up
 from checkers.metrics.segment_states import PerSegment
 from checkers.metrics.segments import MAX_SEGMENTS
 from checkers.metrics.state_stores import LoadedState
@@ -367,9 +367,20 @@ def _finish(
                 f"storing the states of {check.name}'s partitions failed: {describe_failure(exc)}"
             )
     if work.plan.segmented is not None:
-        parts = [*partitions.stored.values(), *fresh.values()]
-        judged = work.plan.segmented.judge_states(parts, errors)
-        judged.spark_actions += actions
+        segmented = work.plan.segmented
+        try:  # the stable partitions' frequency tables from their rollup, as below
+            parts, more, _ = rolled_up(
+                segmented.frequencies,
+                {**partitions.stored, **fresh},
+                store.states,
+                check.name,
+                read_now=fresh,
+                may_refresh=not errors,
+            )
+        except Exception as exc:
+            return CheckerResult.failed_to_run(describe_failure(exc))
+        judged = segmented.judge_states(parts, errors)
+        judged.spark_actions += actions + more
         judged.reading = _reading(partitions, fresh)
         return judged
     metrics: dict[Analyzer, Metric] = {a: Metric(a, error=e) for a, e in errors.items()}

@@ -14,6 +14,7 @@ import pytest
 
 from checkers import MetricChecker
 from checkers.metrics import Check, CheckLevel
+from checkers.metrics.rollups import ROLLUP
 from checkers.parsers import HivePartitions, ParquetParser
 from scheduling.tick.evaluate import evaluate_checks
 from tests.incremental_helpers import (
@@ -156,6 +157,7 @@ def test_frequency_analyzers_per_segment_merge_like_a_recomputation(spark, tmp_p
     assert first.metrics[f"{DISTINCT} [carrier=B6]"] == 4.0
     assert first.metrics[f"{UNIQUE} [carrier=B6]"] == 1.0
     assert first.metrics[f"{UNIQUE} [carrier=AA]"] == pytest.approx(2 / 12)  # 600 and 605
+    assert ROLLUP in store.states.partitions(check.name)  # every table read: rolled up at once
     assert _failing(first) == {
         ("AA", UNIQUE),
         ("UA", UNIQUE),
@@ -167,6 +169,7 @@ def test_frequency_analyzers_per_segment_merge_like_a_recomputation(spark, tmp_p
     appended, jobs = _run(spark, check, store)
     assert appended.reading == {"rows_read": 8, "partitions_read": 1, "partitions": 4}
     # the grouped pass, the new partition's frequency table, one aggregation for all segments
+    # (over the rollup and the new table)
     assert jobs <= 4, jobs
     assert appended.metrics[f"{DISTINCT} [carrier=AA]"] == 7.0
 
@@ -181,3 +184,12 @@ def test_frequency_analyzers_per_segment_merge_like_a_recomputation(spark, tmp_p
     assert deleted.reading == {"rows_read": 0, "partitions_read": 0, "partitions": 3}
     assert _carriers(deleted) == {"AA", "UA", "DL"}
     assert deleted.metrics[f"{DISTINCT} [carrier=AA]"] == 5.0  # days 2 and 3: 602..606
+
+
+def test_segmented_checks_refuse_only_analyzers_without_partition_states(spark):
+    data = spark.createDataFrame(day_frame(0))
+    keys = Check(CheckLevel.ERROR, "keys").has_uniqueness("flight", lambda v: v == 1.0)
+    assert MetricChecker(data, [keys], segment_by=["carrier"]).incremental_problem(()) is None
+    schema = Check(CheckLevel.ERROR, "schema").has_column_count(lambda v: v == 4)
+    problem = MetricChecker(data, [schema], segment_by=["carrier"]).incremental_problem(())
+    assert problem is not None and "keeps no state per partition and segment" in problem
