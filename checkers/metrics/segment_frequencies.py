@@ -58,8 +58,13 @@ class SegmentFrequency(FrequencyAnalyzer):
     def value_from_frequencies(
         self, summary: FrequencySummary, extras: Sequence[object]
     ) -> MetricValue:
-        # Comparable (a stored partition against its recomputation): its distinct keys.
-        return float(summary.all_groups)
+        # What the drift guard compares (a stored partition against its recomputation): the
+        # table's distinct keys, rows and keys seen once, all exact counts.
+        return {
+            "keys": summary.all_groups,
+            "rows": summary.all_rows,
+            "singles": summary.singles,
+        }
 
     def __repr__(self) -> str:
         return f"SegmentFrequency({self.analyzer!r}, by={list(self.by)!r})"

@@ -6,16 +6,21 @@ partition costs the incremental floor's jobs."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from alerting import EscalationPolicy
 from checkers import MetricChecker
 from checkers.metrics import Check, CheckLevel
 from checkers.metrics.rollups import ROLLUP
 from checkers.parsers import HivePartitions, ParquetParser
+from scheduling.drift import guard
+from scheduling.schema import project_database
+from scheduling.settings import Settings
 from scheduling.tick.evaluate import evaluate_checks
 from tests.incremental_helpers import (
     incremental_check,
@@ -193,3 +198,38 @@ def test_segmented_checks_refuse_only_analyzers_without_partition_states(spark):
     schema = Check(CheckLevel.ERROR, "schema").has_column_count(lambda v: v == 4)
     problem = MetricChecker(data, [schema], segment_by=["carrier"]).incremental_problem(())
     assert problem is not None and "keeps no state per partition and segment" in problem
+
+
+def test_the_drift_guard_finds_a_segments_frequency_table_rewritten_alike(
+    spark, tmp_path, monkeypatch
+):
+    """Two dep_times swapped between carriers in one day's file, at its old size and mtime: the
+    counts per carrier agree, the frequency tables per carrier do not, and only that day is
+    forgotten."""
+    root = tmp_path / "lake"
+    store = partition_store(tmp_path)
+    check = frequency_check(root)
+    for i in range(3):
+        write_day(root, START + dt.timedelta(days=i), day_frame(i))
+    _run(spark, check, store)
+    day = START + dt.timedelta(days=2)
+    target = root / f"day={day.isoformat()}" / "part-0.parquet"
+    before = target.stat()
+    frame = day_frame(2)
+    aa = frame.index[(frame.carrier == "AA") & (frame.flight == 3)][0]  # 605
+    ua = frame.index[(frame.carrier == "UA") & (frame.flight == 1)][0]  # 603
+    frame.loc[[aa, ua], "dep_time"] = frame.loc[[ua, aa], "dep_time"].to_numpy()
+    write_day(root, day, frame)
+    assert target.stat().st_size == before.st_size
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+    stale = evaluate_checks([check], spark=spark, now=NOW, partitions=store)[0]
+    assert stale.reading["partitions_read"] == 0  # no fingerprint sees the change
+    monkeypatch.setenv("DQ_STATE_DIR", str(tmp_path))
+    settings = Settings(project_database(str(store.engine.url)), {}, EscalationPolicy(routes={}))
+    (report,) = guard([check], [stale], now=NOW, settings=settings, spark=spark)
+    assert report.differences
+    assert report.full.metrics[f"{DISTINCT} [carrier=AA]"] == 5.0  # 605 left AA
+    assert report.forgotten == (f"day={day.isoformat()}",)
+    healed, _ = _run(spark, check, store)
+    assert healed.reading["partitions_read"] == 1
