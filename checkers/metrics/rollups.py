@@ -14,8 +14,6 @@ from typing import Any
 
 from checkers.metrics import _grouping
 from checkers.metrics._analyzer import Analyzer, FrequencyAnalyzer
-from checkers.metrics._metric import Metric
-from checkers.metrics.differential import metrics_from_states
 from checkers.metrics.frequencies import FrequencyState, StoredTable, merge_frequencies
 from checkers.metrics.state_stores import FrequencyTableStore, LoadedState, RecordStore, StateStore
 
@@ -25,7 +23,6 @@ __all__ = [
     "Rollup",
     "fold",
     "load_rollup",
-    "metrics_with_rollup",
     "refresh",
     "rolled_up",
     "save_rollup",
@@ -167,25 +164,6 @@ def load_rollup(store: RecordStore, dataset: str, analyzers: Sequence[Analyzer])
 def save_rollup(store: StateStore, dataset: str, rollup: Rollup) -> None:
     """Store the rollup in place of the previous one (one atomic save of its partition)."""
     store.save(dataset, ROLLUP, rollup)
-
-
-def metrics_with_rollup(
-    analyzers: Sequence[Analyzer],
-    parts: Mapping[str, States],
-    store: RecordStore,
-    dataset: str,
-    *,
-    read_now: Collection[str] = (),
-    may_refresh: bool = True,
-) -> tuple[dict[Analyzer, Metric], int, int]:
-    """Each analyzer's metric over the union of `parts` (states per partition, frequency tables
-    stored in `store` under `dataset`), merged from the rollup and the tables it lacks; the
-    Spark actions taken and the stored frequency tables read (see `rolled_up`)."""
-    folded, actions, tables = rolled_up(
-        analyzers, parts, store, dataset, read_now=read_now, may_refresh=may_refresh
-    )
-    metrics, more = metrics_from_states(analyzers, folded)
-    return metrics, actions + more, tables
 
 
 def rolled_up(

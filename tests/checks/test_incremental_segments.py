@@ -87,6 +87,12 @@ def _failing(outcome) -> set[tuple[str, str]]:
     return {(r["segment"].removeprefix("carrier="), r["constraint"]) for r in outcome.sample}
 
 
+def _three_days(root: Path) -> None:
+    write_day(root, START, day_frame(0, ("AA", "UA", "B6")))  # B6 flies on the first day only
+    for i in (1, 2):
+        write_day(root, START + dt.timedelta(days=i), day_frame(i))
+
+
 COMPLETE = "CompletenessConstraint(dep_time)"
 SIZE = "SizeConstraint"
 
@@ -95,9 +101,7 @@ def test_segments_merge_per_partition_like_a_recomputation(spark, tmp_path):
     root = tmp_path / "lake"
     store = partition_store(tmp_path)
     check = segmented_check(root)
-    write_day(root, START, day_frame(0, ("AA", "UA", "B6")))  # B6 flies on the first day only
-    for i in (1, 2):
-        write_day(root, START + dt.timedelta(days=i), day_frame(i))
+    _three_days(root)
     first, _ = _run(spark, check, store)
     assert first.reading["partitions_read"] == 3
     assert _carriers(first) == {"AA", "UA", "B6"}
@@ -152,9 +156,7 @@ def test_frequency_analyzers_per_segment_merge_like_a_recomputation(spark, tmp_p
     root = tmp_path / "lake"
     store = partition_store(tmp_path)
     check = frequency_check(root)
-    write_day(root, START, day_frame(0, ("AA", "UA", "B6")))  # B6 flies on the first day only
-    for i in (1, 2):
-        write_day(root, START + dt.timedelta(days=i), day_frame(i))
+    _three_days(root)
     first, _ = _run(spark, check, store)
     assert _carriers(first) == {"AA", "UA", "B6"}
     # dep_time is 600 + n + day: AA's days 0-2 hold 600..605, each day's values once
