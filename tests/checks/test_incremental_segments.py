@@ -235,3 +235,17 @@ def test_the_drift_guard_finds_a_segments_frequency_table_rewritten_alike(
     assert report.forgotten == (f"day={day.isoformat()}",)
     healed, _ = _run(spark, check, store)
     assert healed.reading["partitions_read"] == 1
+
+
+def test_a_first_run_costs_the_same_jobs_over_three_days_or_twenty(spark, tmp_path):
+    """Every partition's frequency tables per segment come from one job, whatever the count."""
+    jobs = {}
+    for days in (3, 20):
+        root = tmp_path / f"lake{days}"
+        (tmp_path / f"store{days}").mkdir()
+        store = partition_store(tmp_path / f"store{days}")
+        for i in range(days):
+            write_day(root, START + dt.timedelta(days=i), day_frame(i))
+        first, jobs[days] = _run(spark, frequency_check(root), store)
+        assert first.reading["partitions_read"] == days
+    assert jobs[20] == jobs[3], jobs
