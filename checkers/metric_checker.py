@@ -9,7 +9,13 @@ from typing import Protocol
 from pyspark.sql import DataFrame
 
 from checkers.checker import Checker, CheckerPlan, CheckerResult
-from checkers.metrics import Analyzer, Metric, ScanShareableAnalyzer, Size
+from checkers.metrics import (
+    Analyzer,
+    FrequencyAnalyzer,
+    Metric,
+    ScanShareableAnalyzer,
+    Size,
+)
 from checkers.metrics.check import Check, CheckLevel
 from checkers.metrics.constraints import ConstraintStatus, MetricConstraint
 from checkers.metrics.partitioned import has_partition_states
@@ -82,13 +88,13 @@ class MetricChecker(Checker):
             raise ValueError(f"segment_by names columns the data lacks: {missing}")
 
     def incremental_problem(self, partition_columns: Sequence[str]) -> str | None:
-        scanned = ScanShareableAnalyzer
-        apart = [c.analyzer for c in self.constraints if not isinstance(c.analyzer, scanned)]
-        if self.segment_by and apart:  # frequency tables are not kept per segment (yet)
+        kept = (ScanShareableAnalyzer, FrequencyAnalyzer)  # the states kept per segment
+        apart = [c.analyzer for c in self.constraints if not isinstance(c.analyzer, kept)]
+        if self.segment_by and apart:
             return (
                 f"{apart[0]!r} keeps no state per partition and segment (only counts, "
-                "moments, extremes and sketches do): check it in a check of its own, or "
-                "drop segment_by"
+                "moments, extremes, sketches and frequency tables do): check it in a check "
+                "of its own, or drop segment_by"
             )
         whole = [c.analyzer for c in self.constraints if not has_partition_states(c.analyzer)]
         if whole:

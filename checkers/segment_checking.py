@@ -6,12 +6,21 @@ constraints judge against its own earlier runs."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from checkers.checker import CheckerResult
-from checkers.metrics import Analyzer, Metric, Size, merge_states, run_analysis
+from checkers.metrics import (
+    Analyzer,
+    FrequencyAnalyzer,
+    Metric,
+    ScanShareableAnalyzer,
+    Size,
+    merge_states,
+    run_analysis,
+)
 from checkers.metrics.constraints import ConstraintStatus
+from checkers.metrics.segment_frequencies import SegmentFrequency, segment_frequency_metrics
 from checkers.metrics.segment_states import (
     PerSegment,
     TooManySegmentsError,
@@ -29,28 +38,43 @@ if TYPE_CHECKING:
 @dataclass
 class SegmentedPlan:
     """How a checker judged per segment runs from states kept per partition and segment (an
-    incremental check): its `PerSegment` analyzers, the most segments it judges, and `finish`
-    from each segment's metrics and the whole's row count (`Size()`)."""
+    incremental check): its `PerSegment` analyzers, the most segments it judges, `finish`
+    from each segment's metrics and the whole's row count (`Size()`), and its frequency tables
+    with the segment columns in their key (`SegmentFrequency`)."""
 
-    analyzers: list[PerSegment]
+    scanned: list[PerSegment]
     max_segments: int
     finish: Callable[[SegmentMetrics, Metric], CheckerResult]
+    frequencies: list[SegmentFrequency] = field(default_factory=list)
+
+    @property
+    def analyzers(self) -> list[Analyzer]:
+        """Every analyzer whose state a partition keeps for this plan."""
+        return [*self.scanned, *self.frequencies]
 
     def judge_states(
         self, parts: Iterable[Mapping[Analyzer, LoadedState]], errors: Mapping[Analyzer, str]
     ) -> CheckerResult:
-        """The result from each part's (partition's) states, merged per segment (no Spark job);
-        an error computing the parts' states is the checker's."""
+        """The result from each part's (partition's) states, merged per segment (no Spark job
+        but one aggregation over the merged frequency tables, when there are any); an error
+        computing the parts' states is the checker's."""
         if found := next((errors[a] for a in self.analyzers if a in errors), None):
             return CheckerResult.failed_to_run(found)
         merged = merge_states([Size(), *self.analyzers], parts)
         try:
             by_segment = merged_segment_metrics(
-                self.analyzers, merged, max_segments=self.max_segments
+                self.scanned, merged, max_segments=self.max_segments
+            )
+            counted, actions = segment_frequency_metrics(
+                self.frequencies, merged, max_segments=self.max_segments
             )
         except TooManySegmentsError as exc:
             return CheckerResult.failed_to_run(str(exc))
-        return self.finish(by_segment, Size().metric_from_state(merged[Size()]))
+        for segment, metrics in counted.items():
+            by_segment.setdefault(segment, {}).update(metrics)
+        judged = self.finish(by_segment, Size().metric_from_state(merged[Size()]))
+        judged.spark_actions += actions
+        return judged
 
 
 def segment_label(columns: Sequence[str], segment: object) -> str:
@@ -79,10 +103,12 @@ def judge_segments(checker: MetricChecker) -> CheckerResult:
 def stored_segments(checker: MetricChecker) -> SegmentedPlan:
     """The checker judged from states kept per partition and segment (an incremental check)."""
     by = checker.segment_by
+    analyzers = segment_analyzers(checker)
     return SegmentedPlan(
-        [PerSegment(a, by) for a in segment_analyzers(checker)],  # type: ignore[arg-type]
+        [PerSegment(a, by) for a in analyzers if isinstance(a, ScanShareableAnalyzer)],
         checker.max_segments,
         lambda segments, whole: judge_segment_metrics(checker, segments, whole),
+        [SegmentFrequency(a, by) for a in analyzers if isinstance(a, FrequencyAnalyzer)],
     )
 
 

@@ -14,8 +14,6 @@ from typing import Any
 
 from checkers.metrics import _grouping
 from checkers.metrics._analyzer import Analyzer, FrequencyAnalyzer
-from checkers.metrics._metric import Metric
-from checkers.metrics.differential import metrics_from_states
 from checkers.metrics.frequencies import FrequencyState, StoredTable, merge_frequencies
 from checkers.metrics.state_stores import FrequencyTableStore, LoadedState, RecordStore, StateStore
 
@@ -25,8 +23,8 @@ __all__ = [
     "Rollup",
     "fold",
     "load_rollup",
-    "metrics_with_rollup",
     "refresh",
+    "rolled_up",
     "save_rollup",
 ]
 
@@ -168,7 +166,7 @@ def save_rollup(store: StateStore, dataset: str, rollup: Rollup) -> None:
     store.save(dataset, ROLLUP, rollup)
 
 
-def metrics_with_rollup(
+def rolled_up(
     analyzers: Sequence[Analyzer],
     parts: Mapping[str, States],
     store: RecordStore,
@@ -176,10 +174,9 @@ def metrics_with_rollup(
     *,
     read_now: Collection[str] = (),
     may_refresh: bool = True,
-) -> tuple[dict[Analyzer, Metric], int, int]:
-    """Each analyzer's metric over the union of `parts` (states per partition, frequency tables
-    stored in `store` under `dataset`), merged from the rollup and the tables it lacks; the
-    Spark actions taken and the stored frequency tables read. With `may_refresh`, a new rollup
+) -> tuple[list[States], int, int]:
+    """The parts to merge (`fold`) with the stored rollup of `analyzers`' frequency tables, the
+    Spark actions taken and the stored tables the merge reads. With `may_refresh`, a new rollup
     is written first when `REFRESH_AFTER` tables lie outside it, or when every part was read
     now (`read_now`: a first run or a full re-read, whose merge reads every table anyway)."""
     rollup = load_rollup(store, dataset, analyzers)
@@ -195,5 +192,4 @@ def metrics_with_rollup(
         except Exception:  # a cache: without a new rollup the merge reads the tables it lacks
             actions += 1
     folded, tables = fold(analyzers, parts, rollup)
-    metrics, more = metrics_from_states(analyzers, folded)
-    return metrics, actions + more, tables
+    return folded, actions, tables

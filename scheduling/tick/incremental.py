@@ -31,7 +31,7 @@ from checkers.metrics import (
 from checkers.metrics.differential import metrics_from_states
 from checkers.metrics.partition_drift import metrics_across_partitions
 from checkers.metrics.partitioned import analyze_partitions
-from checkers.metrics.rollups import metrics_with_rollup
+from checkers.metrics.rollups import rolled_up
 from checkers.metrics.segment_states import PerSegment
 from checkers.metrics.segments import MAX_SEGMENTS
 from checkers.metrics.state_stores import LoadedState
@@ -366,23 +366,21 @@ def _finish(
             return CheckerResult.failed_to_run(
                 f"storing the states of {check.name}'s partitions failed: {describe_failure(exc)}"
             )
-    if work.plan.segmented is not None:
-        parts = [*partitions.stored.values(), *fresh.values()]
-        judged = work.plan.segmented.judge_states(parts, errors)
-        judged.spark_actions += actions
+    if (segmented := work.plan.segmented) is not None:
+        try:
+            parts, more = _merged_parts(work, segmented.frequencies, fresh, errors, store)
+        except Exception as exc:
+            return CheckerResult.failed_to_run(describe_failure(exc))
+        judged = segmented.judge_states(parts, errors)
+        judged.spark_actions += actions + more
         judged.reading = _reading(partitions, fresh)
         return judged
     metrics: dict[Analyzer, Metric] = {a: Metric(a, error=e) for a, e in errors.items()}
     computable = [a for a in analyzers if a not in metrics]
-    try:  # the stable partitions' frequency tables from their rollup, the rest table by table
-        found, more, _ = metrics_with_rollup(
-            computable,
-            {**partitions.stored, **fresh},
-            store.states,
-            check.name,
-            read_now=fresh,
-            may_refresh=not errors,
-        )
+    try:
+        folded, more = _merged_parts(work, computable, fresh, errors, store)
+        found, merging = metrics_from_states(computable, folded)
+        more += merging
     except Exception as exc:
         found, more = {a: Metric(a, error=describe_failure(exc)) for a in computable}, 1
     metrics.update(found)
@@ -393,6 +391,27 @@ def _finish(
     result.spark_actions = actions + more
     result.reading = _reading(partitions, fresh)
     return result
+
+
+def _merged_parts(
+    work: PartitionWork,
+    analyzers: Sequence[Analyzer],
+    fresh: dict[str, dict[Analyzer, LoadedState]],
+    errors: dict[Analyzer, str],
+    store: PartitionStore,
+) -> tuple[list[States], int]:
+    """The parts whose states merge into the check's: the stable partitions' frequency tables
+    from the check's rollup, the rest table by table; and the Spark actions that took."""
+    partitions = work.partitions
+    parts, actions, _ = rolled_up(
+        analyzers,
+        {**partitions.stored, **fresh},
+        store.states,
+        partitions.check.name,
+        read_now=fresh,
+        may_refresh=not errors,
+    )
+    return parts, actions
 
 
 def _reading(partitions: PartitionPlan, fresh: Mapping[str, States]) -> dict[str, int]:
