@@ -29,7 +29,7 @@ OVER_CONNECT: dict[str, str] = {
     "checkers.parsers.parquet_footers:footers_of": "inputFiles() through the server",
     "checkers.parsers._malformed:first_malformed": "inputFiles() through the server",
     "checkers.parsers.format_sources:format_source": "a missing data source found at analysis",
-    "checkers.metrics._scan:_analysis_error": "plan analysis isolates a bad analyzer",
+    "checkers.metrics._scan:analysis_error": "plan analysis isolates a bad analyzer",
     "checkers.errors:describe_failure": "Connect's error messages",
     "checkers.metrics.runner:_filter_error": "a filter's schema is answered from the child's",
     "checkers.metrics.runner:_reads_columnar_files": "inputFiles() through the server",
