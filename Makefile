@@ -31,9 +31,10 @@ jdbc-drivers:
 CONNECT_PASS := DQ_TEST_SPARK_CONNECT=1 $(PY) -m pytest -q --durations=15 tests/metrics tests/checkers tests/checks \
 	tests/test_spark.py -m "connect and not classic_only" --connect-audit
 
-# All tests on classic Spark (two xdist workers; tests/conftest.py hands each a module, or a package
-# whose fixtures are costly), and meanwhile the `connect` ones again over Spark Connect: the two
-# passes share no port or temporary folder, and the Connect pass's output follows the classic one's.
+# All tests on classic Spark (two xdist workers; tests/conftest.py hands one worker each package or
+# module whose fixtures are costly whole, any other test alone), and meanwhile the `connect` ones
+# again over Spark Connect: the two passes share no port or temporary folder, and the Connect
+# pass's output follows the classic one's.
 test: $(STAMP) chromium jdbc-drivers
 	@connect_log=$$(mktemp); connect_tmp=$$(mktemp -d); \
 	$(CONNECT_PASS) --basetemp=$$connect_tmp >$$connect_log 2>&1 & connect=$$!; \
