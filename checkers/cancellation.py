@@ -1,15 +1,16 @@
-"""Cancelling Spark work by tag: the actions a thread starts inside `tagged(...)` carry a tag
-(`SparkSession.addTag`), and `interrupt(...)`, called from any thread (a loader at a source's
-deadline), interrupts them (`SparkSession.interruptTag`) and returns the operations it stopped.
+"""Cancelling Spark work: the actions a thread starts inside `tagged(...)` carry a tag
+(`SparkSession.addTag`); `interrupt(...)` interrupts them by that tag (`interruptTag`) and
+`interrupt_session(...)` interrupts every running operation of the session (`interruptAll`).
 
 Only the session's API is used, so the code is the same on classic Spark and on Spark Connect.
-They differ in what an interrupt from another thread reaches: a Spark Connect server interrupts
-every operation of the session carrying the tag, whatever client thread started it. A classic
-session (Spark 4) turns the tag into a job tag holding a random id of the thread that added it,
-and `interruptTag` looks the tag up among the calling thread's own, so another thread's
-interrupt finds nothing (adding the same tag there first makes a different job tag): a late
-classic load is abandoned instead (docs/operations.md, "What is not guaranteed", says what the
-other ways would cost)."""
+They differ in what an interrupt by tag from another thread reaches: a Spark Connect server
+interrupts every operation of the session carrying the tag, whatever client thread started it. A
+classic session (Spark 4) turns the tag into a job tag holding a random id of the thread that
+added it, and `interruptTag` looks the tag up among the calling thread's own, so another
+thread's interrupt by tag finds nothing (adding the same tag there first makes a different job
+tag). On classic Spark, work blocked on another thread is reached only through the session's
+own job tag: `interrupt_session`, which stops that session's other work too (the loader restarts
+the loads it stopped by the way: scheduling.tick.sources)."""
 
 from __future__ import annotations
 
@@ -51,3 +52,11 @@ def interrupt(spark: SparkSession | None, tag: str) -> list[str]:
     if spark is None:
         return []
     return list(spark.interruptTag(tag))
+
+
+def interrupt_session(spark: SparkSession | None) -> list[str]:
+    """Interrupt every running operation of the session, whatever thread started it; the
+    operations (classic: jobs) stopped."""
+    if spark is None:
+        return []
+    return list(spark.interruptAll())

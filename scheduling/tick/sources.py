@@ -1,7 +1,11 @@
 """Loading a tick's sources: each distinct parser once, a few at a time, each within its
 deadline. A source past its deadline is reported as timed out, its Spark operations are
-interrupted by the tag its load runs under (on Spark Connect: checkers.cancellation) and its thread
-is abandoned: no check waits."""
+interrupted and its thread is abandoned: no check waits.
+
+Over Spark Connect the late load's operations are interrupted by the tag it runs under. A
+classic session cannot reach another thread's tag (checkers.cancellation), so there the whole
+session's running jobs are interrupted, and the other loads that lose a job that way start
+again, within what is left of their own deadlines."""
 
 from __future__ import annotations
 
@@ -14,8 +18,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from checkers.cancellation import interrupt, job_tag, tagged
+from checkers.cancellation import interrupt, interrupt_session, job_tag, tagged
 from checkers.deadlines import timed_out, within
+from checkers.shipping import is_connect
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -57,34 +62,75 @@ def _describe(exc: Exception) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
+class _Interrupts:
+    """The session-wide interrupts of one `load_sources` (classic Spark): how many so far, and
+    the late loads they were for. A load whose attempt saw one and was not one of those lost its
+    job by the way, and starts again."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.count = 0
+        self._late: set[str] = set()
+
+    def stop_session(self, spark: SparkSession, tag: str) -> list[str]:
+        with self._lock:  # counted first: a load failing from this interrupt must see it
+            self.count += 1
+            self._late.add(tag)
+        return interrupt_session(spark)
+
+    def hit_by_the_way(self, seen: int, tag: str) -> bool:
+        with self._lock:
+            return self.count != seen and tag not in self._late
+
+
 def _load(
     parser: Parser,
     spark: SparkSession,
     seconds: float,
     tag: str,
     done: queue.SimpleQueue[tuple[Parser, Loaded]],
+    interrupts: _Interrupts,
 ) -> None:
     from checkers.parsers import SourceError
 
     started = time.monotonic()
-    try:
-        with within(seconds), tagged(spark, tag):
-            frame = parser.load(spark)
-        done.put((parser, Loaded(frame, None, started, time.monotonic())))
-    except SourceError as exc:
-        done.put((parser, Loaded(None, str(exc), started, time.monotonic())))
-    except Exception as exc:
-        done.put((parser, Loaded(None, _describe(exc), started, time.monotonic())))
+    while True:
+        seen = interrupts.count
+        try:
+            with within(started + seconds - time.monotonic()), tagged(spark, tag):
+                frame = parser.load(spark)
+            done.put((parser, Loaded(frame, None, started, time.monotonic())))
+            return
+        except Exception as exc:
+            if interrupts.hit_by_the_way(seen, tag) and time.monotonic() < started + seconds:
+                log.info("%s: its Spark job was interrupted with a late source's; loading again",
+                         _what(parser))
+                continue
+            error = str(exc) if isinstance(exc, SourceError) else _describe(exc)
+            done.put((parser, Loaded(None, error, started, time.monotonic())))
+            return
 
 
-def _cancel(spark: SparkSession, tag: str) -> None:
-    """A late load's Spark operations interrupted (on Spark Connect; checkers.cancellation says
-    why not on classic); a failure to interrupt is logged, the run goes on (its result is
-    dropped either way)."""
+def _cancel(spark: SparkSession | None, tag: str, interrupts: _Interrupts) -> None:
+    """A late load's Spark operations interrupted: by its tag over Spark Connect, on classic
+    Spark with every running job of the session (the loads stopped by the way start again). A
+    failure to interrupt is logged, the run goes on (the late result is dropped either way)."""
+    if spark is None:
+        return
     try:
-        stopped = interrupt(spark, tag)
-        if stopped:
-            log.info("interrupted %d Spark operation(s) tagged %s", len(stopped), tag)
+        if is_connect(spark):
+            stopped = interrupt(spark, tag)
+            if stopped:
+                log.info("interrupted %d Spark operation(s) tagged %s", len(stopped), tag)
+        else:
+            stopped = interrupts.stop_session(spark, tag)
+            if stopped:
+                log.info(
+                    "interrupted %d Spark job(s) of the session for the late load tagged %s"
+                    " (the other loads they stopped start again)",
+                    len(stopped),
+                    tag,
+                )
     except Exception as exc:
         log.warning("cancelling the Spark jobs tagged %s failed: %s", tag, _describe(exc))
 
@@ -102,14 +148,15 @@ def load_sources(
 
     Loads run in daemon threads: Python cannot stop a thread, and a pool's worker threads would be
     joined at exit, so a hung source could hold the process. At its deadline a load's Spark jobs
-    are cancelled by their tag; a load waiting elsewhere ends when its driver's own timeout
-    (derived from the same deadline) fires; its late result is dropped."""
+    are interrupted (see the module's note); a load waiting elsewhere ends when its driver's own
+    timeout (derived from the same deadline) fires; its late result is dropped."""
     if parallelism < 1:
         raise ValueError(f"parallelism must be at least 1: {parallelism}")
     waiting = deque(dict.fromkeys(parsers))
     done: queue.SimpleQueue[tuple[Parser, Loaded]] = queue.SimpleQueue()
     running: dict[Parser, tuple[float, float, str]] = {}  # parser -> (started, seconds, job tag)
     loaded: dict[Parser, Loaded] = {}
+    interrupts = _Interrupts()
     while waiting or running:
         while waiting and len(running) < parallelism:
             parser = waiting.popleft()
@@ -118,7 +165,7 @@ def load_sources(
             running[parser] = (time.monotonic(), seconds, tag)
             threading.Thread(
                 target=_load,
-                args=(parser, spark, seconds, tag, done),
+                args=(parser, spark, seconds, tag, done, interrupts),
                 name=f"dq-load {_what(parser)}",
                 daemon=True,
             ).start()
@@ -131,7 +178,7 @@ def load_sources(
                 if now >= started + seconds:
                     del running[parser]
                     loaded[parser] = Loaded(None, timed_out(_what(parser), seconds), started, now)
-                    _cancel(spark, tag)
+                    _cancel(spark, tag, interrupts)
             continue
         if running.pop(parser, None) is not None:  # else: abandoned, its result comes too late
             loaded[parser] = result

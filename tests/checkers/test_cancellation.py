@@ -3,13 +3,14 @@ tagged one reaches, over Spark Connect and on classic Spark (checkers.cancellati
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
 import pytest
 from pyspark.sql import functions as F
 
-from checkers.cancellation import TAG_PREFIX, interrupt, job_tag, tagged
+from checkers.cancellation import TAG_PREFIX, interrupt, interrupt_session, job_tag, tagged
 from tests.conftest import CONNECT
 from tests.polling import wait_for
 
@@ -27,21 +28,39 @@ def test_a_job_tag_is_unique_and_readable():
 def test_an_interrupt_from_another_thread_reaches_the_tag_over_connect_only(spark, tmp_path):
     """Over Spark Connect the server finds the tagged operation whatever thread asks. A classic
     session finds nothing from another thread, even one holding the same tag: that thread's tag
-    stands for another job tag. The day classic reaches it, late classic loads can be cancelled."""
+    stands for another job tag (so a classic late load is reached through the session instead:
+    the test below). The day classic reaches it, that detour can go."""
+    tag = job_tag("waiting")
+    wait_started, release, ended, worker = _waiting_work(spark, tmp_path, tag)
+    try:
+        wait_started()
+        with tagged(spark, tag):  # the same tag on this thread too
+            stopped = interrupt(spark, tag)
+        assert len(stopped) == (1 if CONNECT else 0)
+    finally:
+        release()
+        worker.join(60)
+    assert ended == ["interrupted" if CONNECT else "finished"]
+
+
+def _waiting_work(spark, tmp_path, tag=None):
+    """A job in another thread (under `tag`, if given) whose one task runs until released or
+    interrupted: (wait until it started, release it, the list its end is appended to, the
+    thread)."""
     started, release = tmp_path / "started", tmp_path / "release"
 
     @F.udf("long")
-    def waits(n):  # a task that runs until released (or interrupted)
+    def waits(n):
         started.touch()
         while not release.exists():
             time.sleep(0.05)
         return n
 
-    tag, ended = job_tag("waiting"), []
+    ended: list[str] = []
 
     def work() -> None:
         try:
-            with tagged(spark, tag):
+            with tagged(spark, tag) if tag else contextlib.nullcontext():
                 spark.range(1).select(waits("id")).collect()
             ended.append("finished")
         except Exception:
@@ -49,12 +68,20 @@ def test_an_interrupt_from_another_thread_reaches_the_tag_over_connect_only(spar
 
     worker = threading.Thread(target=work, daemon=True)
     worker.start()
+    return (lambda: wait_for(started.exists, "the task to start")), release.touch, ended, worker
+
+
+def test_an_interrupt_of_the_session_reaches_another_threads_job(spark, tmp_path):
+    """What classic Spark can reach from another thread through the session's API: every running
+    job of the session (over Spark Connect too)."""
+    wait_started, release, ended, worker = _waiting_work(spark, tmp_path)
     try:
-        wait_for(started.exists, "the tagged task to start")
-        with tagged(spark, tag):  # the same tag on this thread too
-            stopped = interrupt(spark, tag)
-        assert len(stopped) == (1 if CONNECT else 0)
-    finally:
-        release.touch()
+        wait_started()
+        stopped = interrupt_session(spark)
         worker.join(60)
-    assert ended == ["interrupted" if CONNECT else "finished"]
+    finally:
+        release()
+        worker.join(60)
+    assert len(stopped) == 1
+    assert ended == ["interrupted"]
+    assert interrupt_session(None) == []

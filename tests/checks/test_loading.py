@@ -23,7 +23,6 @@ from checks import QualityCheck
 from scheduling.tick.evaluate import evaluate_checks
 from scheduling.tick.sources import load_sources
 from tests.conftest import CONNECT
-from tests.polling import wait_for
 
 # Sources load concurrently through one Connect client. (tests/connect_paths.py)
 pytestmark = pytest.mark.connect
@@ -183,16 +182,13 @@ def test_bad_load_settings_name_the_variable(tmp_path, monkeypatch, variable, va
 
 
 # in the Spark Connect pass too (the module is marked): what a server does with the interrupt
-def test_a_late_sources_task_is_stopped_over_connect_and_left_running_on_classic(
-    spark, tmp_path, caplog
-):
-    """A source whose Spark task hangs past its deadline is timed out either way. Over Spark
-    Connect its operation is interrupted by its tag: the task's Python worker ends, while a healthy
-    source whose task runs across the interrupt loads untouched. A classic session cannot
-    interrupt another thread's tag through the session API (checkers.cancellation): there the
-    task is left running (released at the end, it returns); this fails the day Spark lets
-    classic interrupt it."""
-    pid_file, release, ended = (tmp_path / name for name in ("stuck.pid", "release", "ended"))
+def test_a_late_sources_task_is_stopped_and_a_healthy_source_loads(spark, tmp_path, caplog):
+    """A source whose Spark task hangs past its deadline is timed out and its task stopped: its
+    Python worker ends and the task never returns. A healthy source whose task runs across the
+    interrupt loads all the same: over Spark Connect the interrupt reaches only the late load's
+    tag; on classic Spark it stops every job of the session (the only way to reach another
+    thread's job), and the healthy load, stopped by the way, starts again and succeeds."""
+    pid_file, release = tmp_path / "stuck.pid", tmp_path / "release"
 
     def running(pid: int) -> bool:  # a closure, so the UDF below ships it by value
         try:
@@ -207,7 +203,6 @@ def test_a_late_sources_task_is_stopped_over_connect_and_left_running_on_classic
         pid_file.with_suffix(".tmp").replace(pid_file)
         while not release.exists():
             time.sleep(0.05)
-        ended.touch()
         return n
 
     @F.udf("boolean")
@@ -220,14 +215,15 @@ def test_a_late_sources_task_is_stopped_over_connect_and_left_running_on_classic
         return False
 
     outlived: list[bool] = []
+    healthy_attempts: list[int] = []
 
     def load_stuck(spark):
         spark.range(1).select(stuck("id")).collect()
         return spark.range(1)
 
-    def load_healthy(spark):
-        if CONNECT:  # its task spans the interrupt; on classic nothing is interrupted
-            outlived.extend(row[0] for row in spark.range(1).select(outlives_stuck("id")).collect())
+    def load_healthy(spark):  # its task spans the interrupt
+        healthy_attempts.append(1)
+        outlived.extend(row[0] for row in spark.range(1).select(outlives_stuck("id")).collect())
         return spark.range(3)
 
     # Python workers started (and kept for reuse) beforehand, so the stuck task starts well
@@ -240,14 +236,17 @@ def test_a_late_sources_task_is_stopped_over_connect_and_left_running_on_classic
             loaded = load_sources([late, healthy], spark, deadline_s=60)
         assert loaded[late].error == "stuck job timed out after 8 s"
         assert loaded[healthy].error is None and loaded[healthy].frame.count() == 3
+        assert outlived == [True]  # the healthy task saw the stuck one end, and finished
+        assert not running(int(pid_file.read_text()))  # killed, not back in the pool
         interrupted = [r.getMessage() for r in caplog.records if "interrupted" in r.getMessage()]
-        if CONNECT:
+        if CONNECT:  # the late operation alone, by its tag: the healthy one ran through
             assert interrupted and interrupted[0].startswith("interrupted 1 Spark operation(s)")
-            assert outlived == [True]  # the healthy task saw the stuck one end, and finished
-            assert not running(int(pid_file.read_text()))  # killed, not back in the pool
-        else:
-            assert interrupted == []
+            assert len(healthy_attempts) == 1
+        else:  # both jobs of the session; the healthy load started again
+            assert interrupted[0].startswith("interrupted 2 Spark job(s) of the session")
+            assert interrupted[1] == (
+                "healthy: its Spark job was interrupted with a late source's; loading again"
+            )
+            assert len(healthy_attempts) == 2
     finally:
         release.touch()
-    if not CONNECT:  # abandoned, not cancelled: once released, the task runs to its end
-        wait_for(ended.exists, "the abandoned task to end")
