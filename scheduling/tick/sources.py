@@ -127,9 +127,10 @@ def _cancel(spark: SparkSession | None, tag: str, interrupts: _Interrupts) -> No
             if stopped:
                 log.info(
                     "interrupted %d Spark job(s) of the session for the late load tagged %s"
-                    " (the other loads they stopped start again)",
+                    " (jobs %s; the other loads they stopped start again)",
                     len(stopped),
                     tag,
+                    ", ".join(stopped),
                 )
     except Exception as exc:
         log.warning("cancelling the Spark jobs tagged %s failed: %s", tag, _describe(exc))

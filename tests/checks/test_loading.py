@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -244,6 +245,9 @@ def test_a_late_sources_task_is_stopped_and_a_healthy_source_loads(spark, tmp_pa
             assert len(healthy_attempts) == 1
         else:  # both jobs of the session; the healthy load started again
             assert interrupted[0].startswith("interrupted 2 Spark job(s) of the session")
+            jobs = re.search(r"\(jobs ([\d, ]+);", interrupted[0]).group(1).split(", ")
+            tracker = spark.sparkContext.statusTracker()  # the test's own view of the jobs
+            assert {tracker.getJobInfo(int(job)).status for job in jobs} == {"FAILED"}
             assert interrupted[1] == (
                 "healthy: its Spark job was interrupted with a late source's; loading again"
             )
