@@ -2,6 +2,8 @@
 per cell in its own engine; cells whose numbers differ are cut `factor` times finer, level by
 level, until they hold at most `threshold` rows (or one position); only then are their rows
 fetched and compared column by column. With d differing rows in n, about d x threshold rows move.
+When most cells of a level differ, cutting them finer would hash nearly all their rows again for
+little, so their rows are fetched and compared at once, a batch of cells at a time.
 
 A row's position is its key when the key is one integer column, else a number from the md5 of the
 key's canonical texts: the same rows in every engine either way, where ranges of text would follow
@@ -11,7 +13,7 @@ uniqueness) and reported on their own, never hidden in a checksum."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -39,6 +41,11 @@ _WIDER: dict[frozenset[str], Kind] = {
 
 #: Most cells of the first level (a few kB of counts and sums from each side).
 FIRST_LEVEL_CELLS = 4096
+#: Cells a level must hold for "most of them differ" to mean the differences are spread (with
+#: a handful of cells, a few differences make most of them differ, and cutting finer pays).
+DIRECT_MIN_CELLS = 64
+#: Most rows of one side fetched and compared at once when the rows of many cells are read.
+DIRECT_BATCH_ROWS = 200_000
 
 MISSING_IN_LEFT = "missing_in_left"
 MISSING_IN_RIGHT = "missing_in_right"
@@ -71,6 +78,8 @@ class Comparison:
     #: Whether each side was searched for duplicated keys (else they surface in the bisection).
     searched: tuple[bool, bool] = (True, True)
     levels: int = 0
+    #: Whether most cells of a level differed, so their rows were read instead of cut finer.
+    read_directly: bool = False
     rows_fetched: tuple[int, int] = (0, 0)
     queries: tuple[int, int] = (0, 0)
     only_in: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
@@ -282,20 +291,42 @@ def _bisect(
     while selected is not None:
         comparison.levels += 1
         found = pair.both(partial(_cells, plans=plans, selected=selected, low=low, width=width))
-        fetch: list[Range] = []
-        split: list[Range] = []
-        for cell in sorted(set(found[0]) | set(found[1])):
+        fetch: list[tuple[Range, int]] = []
+        split: list[tuple[Range, int]] = []
+        cells = sorted(set(found[0]) | set(found[1]))
+        for cell in cells:
             a, b = found[0].get(cell), found[1].get(cell)
             if a == b:
                 continue
             rows = max(a[0] if a else 0, b[0] if b else 0)
             span = (low + cell * width, low + (cell + 1) * width)
-            (fetch if width == 1 or rows <= threshold else split).append(span)
-        if fetch:
-            chosen = Selection(tuple(_merged(fetch)), low, width)
+            (fetch if width == 1 or rows <= threshold else split).append((span, rows))
+        if split and len(cells) >= DIRECT_MIN_CELLS and 2 * (len(fetch) + len(split)) > len(cells):
+            # Most cells differ: a finer level would hash nearly all their rows again and still
+            # find most of its cells differing, so their rows are read now.
+            comparison.read_directly = True
+            fetch, split = sorted(fetch + split), []
+        for batch in _batches(fetch):
+            chosen = Selection(tuple(_merged(batch)), low, width)
             _compare_rows(pair, plans, comparison, duplicated, chosen)
-        selected = Selection(tuple(_merged(split)), low, width) if split else None
+        spans = [span for span, _ in split]
+        selected = Selection(tuple(_merged(spans)), low, width) if split else None
         width = max(1, width // factor)
+
+
+def _batches(cells: list[tuple[Range, int]]) -> Iterator[list[Range]]:
+    """Cells' spans in order, a batch at a time of at most `DIRECT_BATCH_ROWS` rows (or one
+    cell): the rows of many cells are fetched and compared a batch at a time."""
+    batch: list[Range] = []
+    held = 0
+    for span, rows in cells:
+        if batch and held + rows > DIRECT_BATCH_ROWS:
+            yield batch
+            batch, held = [], 0
+        batch.append(span)
+        held += rows
+    if batch:
+        yield batch
 
 
 def _cells(

@@ -1,0 +1,84 @@
+"""When most cells of a level differ, their rows are read at once instead of cut finer; when few
+differ, the bisection goes on. Two SQLite tables of 20,000 rows, keys 1..20,000: the first level
+cuts them into 1,250 cells of 16 rows, above the threshold of 8."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from checkers.consistency import ConsistencyChecker, SqlTable, hashdiff
+
+ROWS = 20_000
+CELL = 16  # rows per first-level cell (20,000 keys, at most 4,096 cells, factor 4)
+SMALL = {"bisection_factor": 4, "bisection_threshold": 8}
+
+
+def _table(path: Path, changed: set[int], missing: Collection[int] = ()) -> str:
+    url = f"sqlite:///{path}"
+    engine = sa.create_engine(url)
+    with engine.begin() as connection:
+        connection.exec_driver_sql(
+            "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, amount REAL)"
+        )
+        connection.exec_driver_sql(
+            "INSERT INTO t VALUES (?, ?, ?)",
+            [
+                (n, f"row {n}", n * 0.5 + (1.0 if n in changed else 0.0))
+                for n in range(1, ROWS + 1)
+                if n not in missing
+            ],
+        )
+    engine.dispose()
+    return url
+
+
+def _compare(tmp_path: Path, changed: set[int], missing: set[int]) -> dict[str, float]:
+    """The comparison's metrics, once its differences were checked to be exactly those made."""
+    left = _table(tmp_path / "left.db", set())
+    right = _table(tmp_path / "right.db", changed, missing)
+    checker = ConsistencyChecker(SqlTable(left, "t"), SqlTable(right, "t"), key="id", **SMALL)
+    result = checker.run()
+    assert result.error is None, result.error
+    found = {(row["difference"], row["id"]) for row in checker.differences()}
+    assert found == {
+        *(("differing", k) for k in changed),
+        *(("missing_in_right", k) for k in missing),
+    }
+    return result.metrics
+
+
+def test_most_cells_differing_are_read_at_once_in_batches(tmp_path, monkeypatch):
+    # every 20th key differs: 1,000 of the 1,250 cells, each holding one difference
+    changed = set(range(20, ROWS + 1, 40))
+    missing = set(range(40, ROWS + 1, 40))
+    monkeypatch.setattr(hashdiff, "DIRECT_BATCH_ROWS", 5_000)  # several batches
+    metrics = _compare(tmp_path, changed, missing)
+    assert metrics["levels"] == 1  # no level beyond the first
+    assert metrics["read_directly"] == 1
+    # exactly the differing cells' rows, from each side (the right lacks the 500 missing rows)
+    assert metrics["rows_fetched_left"] == 1_000 * CELL
+    assert metrics["rows_fetched_right"] == 1_000 * CELL - len(missing)
+    # the key's bounds, the first level's cells, then 16,000 rows in 4 batches of at most 5,000
+    assert metrics["queries_left"] == 1 + 1 + 4
+
+
+def test_few_differing_cells_are_cut_finer(tmp_path):
+    changed = {1, 5_000, 12_345, 19_999}
+    metrics = _compare(tmp_path, changed, set())
+    assert metrics["levels"] >= 2 and metrics["read_directly"] == 0
+    assert metrics["rows_fetched_left"] <= len(changed) * SMALL["bisection_threshold"]
+
+
+@pytest.mark.parametrize("rows", [0, 1])
+def test_batches_hold_at_most_their_rows_or_one_cell(rows, monkeypatch):
+    monkeypatch.setattr(hashdiff, "DIRECT_BATCH_ROWS", 5_000)
+    cells = [((0, 16), 3_000), ((16, 32), 3_000), ((32, 48), 9_000), ((48, 64), rows)]
+    batches = list(hashdiff._batches(cells))
+    assert batches[0] == [(0, 16)]  # 3,000 + 3,000 would pass 5,000
+    assert batches[1] == [(16, 32)]
+    assert batches[2][0] == (32, 48)  # one cell alone may pass it
+    assert sum(len(b) for b in batches) == 4
