@@ -44,12 +44,12 @@ class ConsistencyChecker(RowPredicateChecker):
     compared (default: every column both sides have); floats within `float_tolerance` are
     equal. Ranges of keys are checksummed on each side and split `bisection_factor` ways where
     the checksums differ (the first level cuts the key range into at most `first_level_cells`);
-    rows are fetched only for ranges of at most `bisection_threshold` rows, or at once when most
-    ranges of a level differ (then cutting finer would cost more than it saves).
+    rows are fetched only for ranges of at most `bisection_threshold` rows. When most ranges of a
+    level differ, the next level checksums each row (cutting finer would cost more than it saves).
 
     Reported beside the counts: `missing_in_left`, `missing_in_right`, `differing`,
     `duplicate_keys`, `null_keys_left/right`, and the cost: `rows_fetched_left/right`,
-    `queries_left/right`, `levels`, `read_directly` (1 when most ranges of a level differed).
+    `queries_left/right`, `levels`, `row_level` (1 when most ranges of a level differed).
     """
 
     def __init__(
@@ -172,7 +172,7 @@ class ConsistencyChecker(RowPredicateChecker):
                 "queries_left": comparison.queries[0],
                 "queries_right": comparison.queries[1],
                 "levels": comparison.levels,
-                "read_directly": int(comparison.read_directly),
+                "row_level": int(comparison.row_level),
             }
             result.metrics.pop(DUPLICATE_KEY, None)
             return result

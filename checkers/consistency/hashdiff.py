@@ -2,8 +2,10 @@
 per cell in its own engine; cells whose numbers differ are cut `factor` times finer, level by
 level, until they hold at most `threshold` rows (or one position); only then are their rows
 fetched and compared column by column. With d differing rows in n, about d x threshold rows move.
-When most cells of a level differ, cutting them finer would hash nearly all their rows again for
-little, so their rows are fetched and compared at once, a batch of cells at a time.
+When most cells of a level differ, each finer level would hash nearly all their rows again and
+still find most of its cells differing, so the next level is each row's own: the rows' checksums
+come position by position (a batch of cells at a time), and only rows whose checksums differ are
+fetched.
 
 A row's position is its key when the key is one integer column, else a number from the md5 of the
 key's canonical texts: the same rows in every engine either way, where ranges of text would follow
@@ -44,8 +46,9 @@ FIRST_LEVEL_CELLS = 4096
 #: Cells a level must hold for "most of them differ" to mean the differences are spread (with
 #: a handful of cells, a few differences make most of them differ, and cutting finer pays).
 DIRECT_MIN_CELLS = 64
-#: Most rows of one side fetched and compared at once when the rows of many cells are read.
-DIRECT_BATCH_ROWS = 200_000
+#: Most rows of a side whose checksums are asked one by one at once (one key and two integers
+#: each reach Python), when most cells of a level differ.
+ROW_LEVEL_BATCH_ROWS = 500_000
 
 MISSING_IN_LEFT = "missing_in_left"
 MISSING_IN_RIGHT = "missing_in_right"
@@ -78,8 +81,8 @@ class Comparison:
     #: Whether each side was searched for duplicated keys (else they surface in the bisection).
     searched: tuple[bool, bool] = (True, True)
     levels: int = 0
-    #: Whether most cells of a level differed, so their rows were read instead of cut finer.
-    read_directly: bool = False
+    #: Whether most cells of a level differed, so the next level was each row's own.
+    row_level: bool = False
     rows_fetched: tuple[int, int] = (0, 0)
     queries: tuple[int, int] = (0, 0)
     only_in: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
@@ -302,25 +305,49 @@ def _bisect(
             span = (low + cell * width, low + (cell + 1) * width)
             (fetch if width == 1 or rows <= threshold else split).append((span, rows))
         if split and len(cells) >= DIRECT_MIN_CELLS and 2 * (len(fetch) + len(split)) > len(cells):
-            # Most cells differ: a finer level would hash nearly all their rows again and still
-            # find most of its cells differing, so their rows are read now.
-            comparison.read_directly = True
-            fetch, split = sorted(fetch + split), []
-        for batch in _batches(fetch):
-            chosen = Selection(tuple(_merged(batch)), low, width)
+            # Most cells differ: each level would hash nearly all their rows again and still find
+            # most of its cells differing, so the next level is each row's own.
+            comparison.levels += 1
+            comparison.row_level = True
+            for batch in _batches(sorted(fetch + split)):
+                chosen = Selection(tuple(_merged(batch)), low, width)
+                _by_row(pair, plans, comparison, duplicated, chosen, low)
+            return
+        if fetch:
+            chosen = Selection(tuple(_merged(span for span, _ in fetch)), low, width)
             _compare_rows(pair, plans, comparison, duplicated, chosen)
         spans = [span for span, _ in split]
         selected = Selection(tuple(_merged(spans)), low, width) if split else None
         width = max(1, width // factor)
 
 
+def _by_row(
+    pair: Pair,
+    plans: _Plans,
+    comparison: Comparison,
+    duplicated: set[Key],
+    selected: Selection,
+    low: int,
+) -> None:
+    """The selected rows' checksums position by position (a key's rows, each key its own cell),
+    then the rows of the positions whose checksums differ, fetched and compared."""
+    found = pair.both(partial(_cells, plans=plans, selected=selected, low=low, width=1))
+    spans = [
+        (low + cell, low + cell + 1)
+        for cell in sorted(set(found[0]) | set(found[1]))
+        if found[0].get(cell) != found[1].get(cell)
+    ]
+    if spans:
+        _compare_rows(pair, plans, comparison, duplicated, Selection(tuple(_merged(spans)), low))
+
+
 def _batches(cells: list[tuple[Range, int]]) -> Iterator[list[Range]]:
-    """Cells' spans in order, a batch at a time of at most `DIRECT_BATCH_ROWS` rows (or one
-    cell): the rows of many cells are fetched and compared a batch at a time."""
+    """Cells' spans in order, a batch at a time of at most `ROW_LEVEL_BATCH_ROWS` rows (or one
+    cell): the rows of many cells are checksummed one by one a batch at a time."""
     batch: list[Range] = []
     held = 0
     for span, rows in cells:
-        if batch and held + rows > DIRECT_BATCH_ROWS:
+        if batch and held + rows > ROW_LEVEL_BATCH_ROWS:
             yield batch
             batch, held = [], 0
         batch.append(span)
@@ -343,8 +370,8 @@ def _compare_rows(
     floats = [kind == "float" for kind in plans.left.kinds]
     for k in sorted(set(rows[0]) | set(rows[1])):
         here, there = rows[0].get(k, []), rows[1].get(k, [])
-        if k in duplicated:
-            continue
+        if k in duplicated or (len(here) == len(there) == 1 and here[0] == there[0]):
+            continue  # listed already, or the same values exactly
         if len(here) > 1 or len(there) > 1:  # beyond those listed, or on a side not searched
             duplicated.add(k)
             comparison.differences.append(

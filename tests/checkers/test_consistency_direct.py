@@ -1,6 +1,7 @@
-"""When most cells of a level differ, their rows are read at once instead of cut finer; when few
-differ, the bisection goes on. Two SQLite tables of 20,000 rows, keys 1..20,000: the first level
-cuts them into 1,250 cells of 16 rows, above the threshold of 8."""
+"""When most cells of a level differ, the next level is each row's own (every row's checksum,
+then only the differing rows); when few differ, the bisection goes on. Two SQLite tables of
+20,000 rows, keys 1..20,000: the first level cuts them into 1,250 cells of 16 rows, above the
+threshold of 8."""
 
 from __future__ import annotations
 
@@ -17,17 +18,17 @@ CELL = 16  # rows per first-level cell (20,000 keys, at most 4,096 cells, factor
 SMALL = {"bisection_factor": 4, "bisection_threshold": 8}
 
 
-def _table(path: Path, changed: set[int], missing: Collection[int] = ()) -> str:
+def _table(path: Path, changed: set[int], missing: Collection[int], kind: str) -> str:
     url = f"sqlite:///{path}"
     engine = sa.create_engine(url)
     with engine.begin() as connection:
         connection.exec_driver_sql(
-            "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, amount REAL)"
+            f"CREATE TABLE t (id {kind} PRIMARY KEY, name TEXT, amount REAL)"
         )
         connection.exec_driver_sql(
             "INSERT INTO t VALUES (?, ?, ?)",
             [
-                (n, f"row {n}", n * 0.5 + (1.0 if n in changed else 0.0))
+                (n if kind == "INTEGER" else f"k{n}", f"row {n}", n * 0.5 + (n in changed))
                 for n in range(1, ROWS + 1)
                 if n not in missing
             ],
@@ -36,46 +37,62 @@ def _table(path: Path, changed: set[int], missing: Collection[int] = ()) -> str:
     return url
 
 
-def _compare(tmp_path: Path, changed: set[int], missing: set[int]) -> dict[str, float]:
+def _compare(
+    tmp_path: Path, changed: set[int], missing: set[int], kind: str = "INTEGER", **options: int
+) -> dict[str, float]:
     """The comparison's metrics, once its differences were checked to be exactly those made."""
-    left = _table(tmp_path / "left.db", set())
-    right = _table(tmp_path / "right.db", changed, missing)
-    checker = ConsistencyChecker(SqlTable(left, "t"), SqlTable(right, "t"), key="id", **SMALL)
+    left = _table(tmp_path / "left.db", set(), (), kind)
+    right = _table(tmp_path / "right.db", changed, missing, kind)
+    checker = ConsistencyChecker(
+        SqlTable(left, "t"), SqlTable(right, "t"), key="id", **{**SMALL, **options}
+    )
     result = checker.run()
     assert result.error is None, result.error
     found = {(row["difference"], row["id"]) for row in checker.differences()}
+    key = (lambda n: n) if kind == "INTEGER" else (lambda n: f"k{n}")
     assert found == {
-        *(("differing", k) for k in changed),
-        *(("missing_in_right", k) for k in missing),
+        *(("differing", key(k)) for k in changed),
+        *(("missing_in_right", key(k)) for k in missing),
     }
     return result.metrics
 
 
-def test_most_cells_differing_are_read_at_once_in_batches(tmp_path, monkeypatch):
+def test_when_most_cells_differ_each_rows_checksum_is_compared(tmp_path, monkeypatch):
     # every 20th key differs: 1,000 of the 1,250 cells, each holding one difference
     changed = set(range(20, ROWS + 1, 40))
     missing = set(range(40, ROWS + 1, 40))
-    monkeypatch.setattr(hashdiff, "DIRECT_BATCH_ROWS", 5_000)  # several batches
+    monkeypatch.setattr(hashdiff, "ROW_LEVEL_BATCH_ROWS", 4_000)  # 250 cells a batch
     metrics = _compare(tmp_path, changed, missing)
-    assert metrics["levels"] == 1  # no level beyond the first
-    assert metrics["read_directly"] == 1
-    # exactly the differing cells' rows, from each side (the right lacks the 500 missing rows)
-    assert metrics["rows_fetched_left"] == 1_000 * CELL
-    assert metrics["rows_fetched_right"] == 1_000 * CELL - len(missing)
-    # the key's bounds, the first level's cells, then 16,000 rows in 4 batches of at most 5,000
-    assert metrics["queries_left"] == 1 + 1 + 4
+    assert metrics["levels"] == 2  # the first level, then each row's own
+    assert metrics["row_level"] == 1
+    # only the differing rows leave each side (the right lacks the 500 missing ones)
+    assert metrics["rows_fetched_left"] == len(changed) + len(missing)
+    assert metrics["rows_fetched_right"] == len(changed)
+    # the key's bounds, the first level's cells, then the 16,000 rows of the 1,000 differing
+    # cells in 4 batches of 4,000 rows: each its rows' checksums, then its 250 differing rows
+    # (one statement: up to 256 ranges)
+    assert metrics["queries_left"] == 1 + 1 + 4 * 2
+
+
+def test_a_text_key_reaches_each_rows_checksum_too(tmp_path):
+    """A text key places rows by a hash of it: 20,000 rows in 256 first-level cells of about 78,
+    1,000 differences spread over nearly all of them."""
+    changed = set(range(20, ROWS + 1, 20))
+    metrics = _compare(tmp_path, changed, set(), "TEXT", first_level_cells=256)
+    assert metrics["levels"] == 2 and metrics["row_level"] == 1
+    assert metrics["rows_fetched_left"] == metrics["rows_fetched_right"] == len(changed)
 
 
 def test_few_differing_cells_are_cut_finer(tmp_path):
     changed = {1, 5_000, 12_345, 19_999}
     metrics = _compare(tmp_path, changed, set())
-    assert metrics["levels"] >= 2 and metrics["read_directly"] == 0
+    assert metrics["levels"] >= 2 and metrics["row_level"] == 0
     assert metrics["rows_fetched_left"] <= len(changed) * SMALL["bisection_threshold"]
 
 
 @pytest.mark.parametrize("rows", [0, 1])
 def test_batches_hold_at_most_their_rows_or_one_cell(rows, monkeypatch):
-    monkeypatch.setattr(hashdiff, "DIRECT_BATCH_ROWS", 5_000)
+    monkeypatch.setattr(hashdiff, "ROW_LEVEL_BATCH_ROWS", 5_000)
     cells = [((0, 16), 3_000), ((16, 32), 3_000), ((32, 48), 9_000), ((48, 64), rows)]
     batches = list(hashdiff._batches(cells))
     assert batches[0] == [(0, 16)]  # 3,000 + 3,000 would pass 5,000
