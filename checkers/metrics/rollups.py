@@ -5,7 +5,10 @@ reads the rollup and the few tables it does not hold (a new partition's), not ev
 A rollup is used only when every table it names is still the one its partition stores (tables
 are written under fresh names, so a re-read, rewritten or forgotten partition no longer matches);
 otherwise it is ignored and the merge reads every table, as without it. So a rollup that is
-stale, half written or of another run can cost time, never a wrong answer."""
+stale, half written or of another run can cost time, never a wrong answer.
+
+A run that reads new partitions writes a due rollup in the Spark job that writes their tables
+(`refresh_beside`), so refreshing costs no job of its own; other runs write it alone (`refresh`)."""
 
 from __future__ import annotations
 
@@ -165,7 +168,8 @@ def rollup_layout(sets: Sequence[_grouping.GroupingSet]) -> _grouping.Layout:
     """One key column per source column, as `shared_layout`, under names of its own
     (`__dq_r0`, ...): a rollup written beside new partitions' tables shares their Parquet
     write, whose key columns (`__dq_k0`, `__dq_v0`, ...) may hold other columns' types."""
-    names = {c: f"{ROLLUP_KEY}{i}" for i, c in enumerate(sorted({c for s in sets for c in s.columns}))}
+    columns = sorted({c for s in sets for c in s.columns})
+    names = {c: f"{ROLLUP_KEY}{i}" for i, c in enumerate(columns)}
     return {s.set_id: tuple(names[c] for c in s.columns) for s in sets}
 
 
@@ -186,7 +190,7 @@ def pending(
     ):
         raise ValueError("a rollup holds stored tables only: save the partitions' states first")
     folded, _ = fold(frequency, parts, rollup)
-    covers = {
+    covers: dict[Analyzer, Mapping[str, str]] = {
         a: {key: _location(states.get(a)) for key, states in parts.items()} for a in frequency
     }
     return PendingRollup(tuple(folded), covers, location)

@@ -321,9 +321,11 @@ def _read_changed(
         if not own:
             continue
         name = work.partitions.check.name
-        try:
-            # A due rollup is written by the job that writes the new tables: no job of its own.
+        try:  # a due rollup is written by the job that writes the new tables: no job of its own
             rollup = refresh_beside(own, work.partitions.stored, mine, store.states, name)
+        except Exception:  # a cache: without a new one the merge reads the tables it lacks
+            rollup = None
+        try:
             found = analyze_partitions(
                 frame,
                 own,
