@@ -132,29 +132,42 @@ class StoredTable:
 
 
 def merge_frequencies(
-    columns: tuple[str, ...], states: Sequence[FrequencyState | StoredTable]
+    columns: tuple[str, ...],
+    states: Sequence[FrequencyState | StoredTable],
+    *,
+    loose: Sequence[DataFrame] = (),
 ) -> FrequencyState:
-    """One frequency state from many: the stored tables read in one scan and one aggregation
-    (merge_stored), then any table held only in memory added to it."""
+    """One frequency state from many: the stored tables read in one scan, and with the tables
+    held only in memory added up per key in one aggregation (merge_stored). `loose` are tables
+    of the same columns whose keys may repeat (e.g. several partitions' rows), summed too."""
     payloads = [
         s.payload if isinstance(s, StoredTable) else s.to_payload()
         for s in states
         if isinstance(s, StoredTable) or s.location is not None
     ]
-    merged = merge_stored(payloads) if payloads else FrequencyState.zero(columns)
-    for state in states:
-        if isinstance(state, FrequencyState) and state.location is None:
-            merged = merged.merge(state)
-    return merged
+    held = [
+        s.frequencies
+        for s in states
+        if isinstance(s, FrequencyState) and s.location is None and s.frequencies is not None
+    ]
+    if not payloads and len(held) == 1 and not loose:
+        return FrequencyState(columns, held[0])  # one table holds each key once already
+    return merge_stored(payloads, columns=columns, also=[*held, *loose])
 
 
-def merge_stored(payloads: Sequence[dict[str, Any]]) -> FrequencyState:
-    """One state from many stored ones (their `to_payload()`): tables of the same layout are
-    read in one Parquet scan and counts added per key in one aggregation, instead of a chain of
-    pairwise merges that grows with every partition."""
-    if not payloads:
-        raise ValueError("merge_stored needs at least one stored state")
-    columns = tuple(payloads[0]["columns"])
+def merge_stored(
+    payloads: Sequence[dict[str, Any]],
+    *,
+    columns: tuple[str, ...] | None = None,
+    also: Sequence[DataFrame] = (),
+) -> FrequencyState:
+    """One state from many stored ones (their `to_payload()`) and the tables `also` (keys
+    `__dq_k0..`, `__dq_count`): tables of the same layout are read in one Parquet scan and
+    counts added per key in one aggregation, instead of a chain of pairwise merges that grows
+    with every partition."""
+    if not payloads and columns is None:
+        raise ValueError("merge_stored needs at least one stored state, or columns=")
+    columns = tuple(payloads[0]["columns"]) if columns is None else columns
     layouts: dict[tuple[int | None, tuple[str, ...], str | None], list[str]] = {}
     for payload in payloads:
         stored_keys = tuple(payload.get("stored_keys") or ())
@@ -176,10 +189,11 @@ def merge_stored(payloads: Sequence[dict[str, Any]]) -> FrequencyState:
             parts.append(
                 table.select(*[F.col(n).alias(k) for n, k in zip(names, keys, strict=True)], COUNT)
             )
+    if len(payloads) == 1 and len(parts) == 1 and not also:
+        return FrequencyState(columns, parts[0])  # one stored table holds each key once already
+    parts.extend(t.select(*keys, COUNT) for t in also)
     if not parts:
         return FrequencyState(columns)
-    if len(payloads) == 1:  # one stored table holds each key once already: nothing to add up
-        return FrequencyState(columns, parts[0])
     union = parts[0]
     for part in parts[1:]:
         union = union.unionByName(part)

@@ -21,6 +21,7 @@ from checkers.metrics._analyzer import (
 )
 from checkers.metrics._partition_tables import movable, write_partition_tables
 from checkers.metrics._scan import run_scan
+from checkers.metrics.rollups import PendingRollup, Rollup
 from checkers.metrics.runner import (
     SketchPlan,
     _reads_columnar_files,
@@ -45,11 +46,13 @@ def has_partition_states(analyzer: Analyzer) -> bool:
 class PartitionedAnalysis:
     """Each partition's states (every requested partition present, zero states when it has no
     rows; frequency tables stored by one query left unopened), the analyzers that could not be
-    computed and why, and the Spark actions taken."""
+    computed and why, the Spark actions taken, and the rollup written beside the frequency
+    tables (its states, for the caller to save after the partitions'; {} when none was)."""
 
     states: dict[str, dict[Analyzer, LoadedState]]
     errors: dict[Analyzer, str] = field(default_factory=dict)
     spark_actions: int = 0
+    rollup: Rollup = field(default_factory=dict)
 
 
 def analyze_partitions(
@@ -62,10 +65,12 @@ def analyze_partitions(
     dataset: str | None = None,
     sketch_plan: SketchPlan = SketchPlan.AUTO,
     max_segments: int = MAX_SEGMENTS,
+    rollup: PendingRollup | None = None,
 ) -> PartitionedAnalysis:
     """States of `analyzers` for each of `partitions`, whose rows are those of `df` where the
     string `column` equals the partition. With `state_store` and `dataset`, frequency tables are
-    written where the store keeps that partition's states (the caller saves the states).
+    written where the store keeps that partition's states (the caller saves the states), and
+    `rollup` in the same Spark job when the store is local (`result.rollup`).
 
     `PerSegment` analyzers are computed grouped by partition and segment (at most
     `max_segments` segments per partition); an analyzer also asked for per segment gets its
@@ -99,7 +104,7 @@ def analyze_partitions(
             result.errors[other] = f"{other!r}: a query analyzer has no per-partition state"
     frequency = [a for a in runnable if isinstance(a, FrequencyAnalyzer)]
     if frequency:
-        _frequency_states(df, frequency, result, column, state_store, dataset, columnar)
+        _frequency_states(df, frequency, result, column, state_store, dataset, columnar, rollup)
     return result
 
 
@@ -143,20 +148,27 @@ def _frequency_states(
     store: FrequencyTableStore | None,
     dataset: str | None,
     columnar: bool,
+    rollup: PendingRollup | None,
 ) -> None:
     """Each partition's frequency tables: from one query and one job when stored locally (else
-    one job per partition). Their metrics
-    are left to the merge; a query that fails is retried through the runner, which tells the
-    analyzers with bad filters apart."""
+    one job per partition), `rollup` written by that job too. Their metrics are left to the
+    merge; a query that fails is retried through the runner, which tells the analyzers with bad
+    filters apart (and writes no rollup)."""
     sets = _grouping.plan_sets(analyzers)
     layout = _grouping.run_layout(df.schema, sets)
     stack = _grouping.COLUMNAR_STACK if columnar else None
-    if store is not None and dataset is not None and len(result.states) > 1:
+    if store is not None and dataset is not None and (len(result.states) > 1 or rollup is not None):
         locations = {p: store.frequency_location(dataset, p) for p in result.states}
-        if movable(locations):
+        if movable([*locations.values(), *([rollup.location] if rollup else [])]):
             try:
-                tables = write_partition_tables(
-                    df, sets, layout, column=column, locations=locations, stack_size=stack
+                tables, result.rollup = write_partition_tables(
+                    df,
+                    sets,
+                    layout,
+                    column=column,
+                    locations=locations,
+                    stack_size=stack,
+                    rollup=rollup,
                 )
             except Exception:  # told apart partition by partition below
                 result.spark_actions += 1

@@ -31,7 +31,7 @@ from checkers.metrics import (
 from checkers.metrics.differential import metrics_from_states
 from checkers.metrics.partition_drift import metrics_across_partitions
 from checkers.metrics.partitioned import analyze_partitions
-from checkers.metrics.rollups import rolled_up
+from checkers.metrics.rollups import Rollup, refresh_beside, rolled_up, save_rollup
 from checkers.metrics.segment_states import PerSegment
 from checkers.metrics.segments import MAX_SEGMENTS
 from checkers.metrics.state_stores import LoadedState
@@ -267,13 +267,17 @@ def evaluate_partitions(
     fresh: dict[int, dict[str, dict[Analyzer, LoadedState]]] = {i: {} for i in range(len(works))}
     errors: dict[int, dict[Analyzer, str]] = {i: {} for i in range(len(works))}
     actions = dict.fromkeys(range(len(works)), 0)
+    rollups: dict[int, Rollup] = {i: {} for i in range(len(works))}
     by_frame: dict[int, list[int]] = {}
     for i, work in enumerate(works):
         if work.partitions.changed:
             by_frame.setdefault(id(work.plan.frame), []).append(i)
     for indexes in by_frame.values():
-        _read_changed(works, indexes, store, fresh, errors, actions)
-    return [_finish(work, fresh[i], errors[i], actions[i], store) for i, work in enumerate(works)]
+        _read_changed(works, indexes, store, fresh, errors, actions, rollups)
+    return [
+        _finish(work, fresh[i], errors[i], actions[i], rollups[i], store)
+        for i, work in enumerate(works)
+    ]
 
 
 def _read_changed(
@@ -283,6 +287,7 @@ def _read_changed(
     fresh: dict[int, dict[str, dict[Analyzer, LoadedState]]],
     errors: dict[int, dict[Analyzer, str]],
     actions: dict[int, int],
+    rollups: dict[int, Rollup],
 ) -> None:
     frame = works[indexes[0]].plan.frame  # grouped by it: the same object for every member
     assert frame is not None  # a plan without data is no incremental work
@@ -315,6 +320,11 @@ def _read_changed(
         errors[i] = {a: e for a, e in scan.errors.items() if a in wanted}
         if not own:
             continue
+        name = work.partitions.check.name
+        try:  # a due rollup is written by the job that writes the new tables: no job of its own
+            rollup = refresh_beside(own, work.partitions.stored, mine, store.states, name)
+        except Exception:  # a cache: without a new one the merge reads the tables it lacks
+            rollup = None
         try:
             found = analyze_partitions(
                 frame,
@@ -322,13 +332,15 @@ def _read_changed(
                 sorted(mine),
                 column=PARTITION_COLUMN,
                 state_store=store.states,
-                dataset=work.partitions.check.name,
+                dataset=name,
+                rollup=rollup,
             )
         except Exception as exc:
             errors[i].update(dict.fromkeys(own, describe_failure(exc)))
             continue
         actions[i] += found.spark_actions
         errors[i].update(found.errors)
+        rollups[i] = found.rollup
         for key, states in found.states.items():
             fresh[i].setdefault(key, {}).update(states)
 
@@ -338,6 +350,7 @@ def _finish(
     fresh: dict[str, dict[Analyzer, LoadedState]],
     errors: dict[Analyzer, str],
     actions: int,
+    rollup: Rollup,
     store: PartitionStore,
 ) -> CheckerResult:
     partitions = work.partitions
@@ -362,6 +375,8 @@ def _finish(
                 )
             store.forget(check.name, partitions.dropped)
             _record_partitions(work, fresh, analyzers)
+            if rollup:  # after the tables it names are stored: else it is not used
+                save_rollup(store.states, check.name, rollup)
         except Exception as exc:  # the states cannot be kept: say so, never judge half a dataset
             return CheckerResult.failed_to_run(
                 f"storing the states of {check.name}'s partitions failed: {describe_failure(exc)}"

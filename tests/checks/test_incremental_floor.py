@@ -1,18 +1,23 @@
 """The incremental floor, counted in Spark jobs: a run whose work is one new partition costs at
 most 4 jobs (row predicates and a metric suite with Uniqueness and ApproxQuantile, sharing one
-pass), and a first run's jobs do not grow with the number of partitions (one grouped pass by
-partition for the counts and sketches, one query for every partition's frequency tables)."""
+pass), the runs that write a new rollup of the frequency tables too, and a first run's jobs do
+not grow with the number of partitions (one grouped pass by partition for the counts and
+sketches, one query for every partition's frequency tables)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 import pytest
+import sqlalchemy as sa
 
 from checkers import PredicateSingleDatasetChecker
+from checkers.engine_tables import partition_states
+from checkers.metrics.rollups import COVERS, REFRESH_AFTER, ROLLUP
 from checkers.parsers import HivePartitions, ParquetParser
 from checks import QualityCheck
 from scheduling.tick.evaluate import evaluate_checks
@@ -132,3 +137,36 @@ def test_one_new_partition_costs_at_most_4_jobs_and_equals_a_recomputation(spark
     assert [o.reading["partitions_read"] for o in outcomes] == [1, 1]
     assert jobs <= 4, jobs
     same_as_scratch(spark, checks, outcomes, NOW)
+
+
+def outside_rollup(store: PartitionStore, check: str) -> int:
+    """How many of the check's stored partitions its stored rollup does not name."""
+    table = partition_states
+    query = sa.select(table.c.payload).where(
+        table.c.check_name == check, table.c.partition_key == ROLLUP
+    )
+    with store.engine.connect() as connection:
+        payloads = [json.loads(p) for p in connection.execute(query).scalars()]
+    covered = set.intersection(*(set(p[COVERS]) for p in payloads)) if payloads else set()
+    return len(set(store.known(check)) - covered)
+
+
+def test_every_run_over_one_new_partition_costs_at_most_4_jobs_rollup_refreshes_included(
+    spark, tmp_path, listing_on_the_driver
+):
+    store, root = partition_store(tmp_path), tmp_path / "lake"
+    lake(root, 6)
+    checks = _checks(root, "days")
+    _run(spark, checks, store)
+    assert outside_rollup(store, "flight_suite_days") == 0  # the first run rolled up every day
+    jobs, outside = [], []
+    for i in range(6, 6 + REFRESH_AFTER + 2):
+        write_day(root, START + dt.timedelta(days=i), day_frame(i))
+        outcomes, spent = _run(spark, checks, store)
+        assert [o.reading["partitions_read"] for o in outcomes] == [1, 1]
+        same_as_scratch(spark, checks, outcomes, NOW)
+        jobs.append(spent)
+        outside.append(outside_rollup(store, "flight_suite_days"))
+    # The rollup grew stale by one table a run until the run that rolled them all up anew.
+    assert outside == [1, 2, 3, 4, 5, 6, 7, 0, 1, 2], outside
+    assert max(jobs) <= 4, jobs
