@@ -56,7 +56,7 @@ def interrupt(spark: SparkSession | None, tag: str) -> list[str]:
 
 def interrupt_session(spark: SparkSession | None) -> list[str]:
     """Interrupt every running operation of the session, whatever thread started it; the
-    operations (classic: jobs) stopped."""
+    operations stopped (on classic Spark, their SQL execution ids)."""
     if spark is None:
         return []
     return list(spark.interruptAll())

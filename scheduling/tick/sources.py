@@ -126,8 +126,8 @@ def _cancel(spark: SparkSession | None, tag: str, interrupts: _Interrupts) -> No
             stopped = interrupts.stop_session(spark, tag)
             if stopped:
                 log.info(
-                    "interrupted %d Spark job(s) of the session for the late load tagged %s"
-                    " (jobs %s; the other loads they stopped start again)",
+                    "interrupted %d Spark operation(s) of the session for the late load tagged"
+                    " %s (SQL executions %s; the other loads they stopped start again)",
                     len(stopped),
                     tag,
                     ", ".join(stopped),
