@@ -26,15 +26,16 @@ from checkers.parsers import (
 from tests.conftest import POSTGRES_URL
 from tests.http_stub import Reply, http_stub
 
-# Records become a DataFrame through Arrow (which refuses an empty table); read errors come from the
-# server. (tests/connect_paths.py)
-pytestmark = pytest.mark.connect
+# `connect`: records become a DataFrame through Arrow (which refuses an empty table); files are
+# listed and read errors come from the server (tests/connect_paths.py). A source that fails before
+# any DataFrame exists (a callable, an unreachable database or API) is the same on either session.
 
 
 def rows_of(df) -> list[tuple]:
     return sorted(tuple(r) for r in df.collect())
 
 
+@pytest.mark.connect
 def test_csv_with_promised_schema(spark, tmp_path):
     path = tmp_path / "bookings.csv"
     path.write_text("id,amount\n1,2.5\n2,\n")
@@ -43,6 +44,7 @@ def test_csv_with_promised_schema(spark, tmp_path):
     assert rows_of(df) == [(1, 2.5), (2, None)]
 
 
+@pytest.mark.connect
 def test_csv_malformed_rows_fail_the_check_with_the_cause(spark, tmp_path):
     path = tmp_path / "bad.csv"
     path.write_text("id,amount\n1,2.5\n2,not-a-number\n")
@@ -57,6 +59,7 @@ def _scan_error(parser, spark) -> str:
     return result.error
 
 
+@pytest.mark.connect
 def test_a_malformed_csv_row_is_named_by_its_file_and_line(spark, tmp_path):
     """Spark's error names no line: the file and line are found by reading again (PERMISSIVE,
     then as text), across the splits Spark cuts a file into, blank lines and CRLF counted."""
@@ -76,6 +79,7 @@ def test_a_malformed_csv_row_is_named_by_its_file_and_line(spark, tmp_path):
         spark.conf.unset("spark.sql.files.maxPartitionBytes")
 
 
+@pytest.mark.connect
 def test_a_malformed_json_line_is_named_by_its_file_and_line(spark, tmp_path):
     path = tmp_path / "events.json"
     path.write_text('{"id": 1}\n{"id": 2}\n{"id": "two"}\n{"id": 3}\n')
@@ -83,6 +87,7 @@ def test_a_malformed_json_line_is_named_by_its_file_and_line(spark, tmp_path):
     assert f"JSON {path} is malformed at {path}, line 3: " in error, error
 
 
+@pytest.mark.connect
 def test_csv_header_that_breaks_the_promise_is_an_error(spark, tmp_path):
     path = tmp_path / "renamed.csv"
     path.write_text("id,total\n1,2.5\n")
@@ -91,11 +96,13 @@ def test_csv_header_that_breaks_the_promise_is_an_error(spark, tmp_path):
     assert result.error is not None and "amount" in result.error
 
 
+@pytest.mark.connect
 def test_missing_file_is_a_source_error(spark, tmp_path):
     with pytest.raises(SourceError, match=r"cannot read CSV .*nowhere\.csv"):
         CsvParser(str(tmp_path / "nowhere.csv")).load(spark)
 
 
+@pytest.mark.connect
 def test_json_lines_with_lazy_path(spark, tmp_path):
     path = tmp_path / "events.json"
     path.write_text('{"id": 1, "kind": "a"}\n{"id": 2, "kind": null}\n')
@@ -103,6 +110,7 @@ def test_json_lines_with_lazy_path(spark, tmp_path):
     assert rows_of(df) == [(1, "a"), (2, None)]
 
 
+@pytest.mark.connect
 def test_parquet_schema_promise_is_checked_without_reading_data(spark, tmp_path):
     path = str(tmp_path / "lake")
     spark.createDataFrame([(1, "x")], "id int, name string").write.parquet(path)
@@ -113,6 +121,7 @@ def test_parquet_schema_promise_is_checked_without_reading_data(spark, tmp_path)
     assert "column 'email' is missing" in str(raised.value)
 
 
+@pytest.mark.connect
 def test_table_parser(spark):
     spark.createDataFrame([(1,)], "id int").createOrReplaceTempView("parser_test_table")
     assert rows_of(TableParser("parser_test_table").load(spark)) == [(1,)]
@@ -148,6 +157,7 @@ def database(request, tmp_path) -> Iterator[tuple[str, str]]:
     engine.dispose()
 
 
+@pytest.mark.connect
 def test_sql_query_binds_parameters_and_casts_to_the_promise(spark, database):
     url, table = database
     parser = SqlQueryParser(
@@ -166,6 +176,7 @@ def test_sql_query_binds_parameters_and_casts_to_the_promise(spark, database):
     assert injected.load(spark).count() == 0  # a bound value, never SQL
 
 
+@pytest.mark.connect
 def test_sql_empty_result_keeps_columns(spark, database):
     url, table = database
     df = SqlQueryParser(url, f"SELECT id, origin FROM {table} WHERE id < 0").load(spark)
@@ -198,6 +209,7 @@ def api() -> Iterator[str]:
         yield url
 
 
+@pytest.mark.connect
 def test_http_json_records(spark, api, monkeypatch):
     monkeypatch.setenv("PAYOUTS_TOKEN", "Bearer t0ken")
     parser = HttpJsonParser(

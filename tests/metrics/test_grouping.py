@@ -22,10 +22,6 @@ from checkers.metrics import (
 )
 from tests.metrics.jobs import count_jobs
 
-# Frequency tables and their filters' errors: Connect answers a filter's schema lazily.
-# (tests/connect_paths.py)
-pytestmark = pytest.mark.connect
-
 SCHEMA = "a string, b int, c int"
 # Partial and all-NULL keys, repeated, so that NULL groups are counted and kept apart.
 ROWS = [

@@ -20,8 +20,6 @@ from checkers.metrics._capped import TooManySegmentsError
 from checkers.metrics.partitioned import analyze_partitions
 from checkers.metrics.segment_frequencies import SegmentFrequency, segment_frequency_metrics
 
-pytestmark = pytest.mark.connect
-
 COLUMN = "__dq_partition"
 ROWS = [
     ("a", "u", "x", 1),
