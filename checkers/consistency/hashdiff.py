@@ -296,22 +296,21 @@ def _bisect(
         found = pair.both(partial(_cells, plans=plans, selected=selected, low=low, width=width))
         fetch: list[tuple[Range, int]] = []
         split: list[tuple[Range, int]] = []
-        cells = sorted(set(found[0]) | set(found[1]))
-        for cell in cells:
+        cells: list[tuple[Range, int, bool]] = []  # every cell: its span, rows, whether it differs
+        for cell in sorted(set(found[0]) | set(found[1])):
             a, b = found[0].get(cell), found[1].get(cell)
-            if a == b:
-                continue
             rows = max(a[0] if a else 0, b[0] if b else 0)
             span = (low + cell * width, low + (cell + 1) * width)
-            (fetch if width == 1 or rows <= threshold else split).append((span, rows))
+            cells.append((span, rows, a != b))
+            if a != b:
+                (fetch if width == 1 or rows <= threshold else split).append((span, rows))
         if split and len(cells) >= DIRECT_MIN_CELLS and 2 * (len(fetch) + len(split)) > len(cells):
             # Most cells differ: each level would hash nearly all their rows again and still find
             # most of its cells differing, so the next level is each row's own.
             comparison.levels += 1
             comparison.row_level = True
-            for batch in _batches(sorted(fetch + split)):
-                chosen = Selection(tuple(_merged(batch)), low, width)
-                _by_row(pair, plans, comparison, duplicated, chosen, low)
+            for span in _spans(cells):
+                _by_row(pair, plans, comparison, duplicated, Selection((span,), low, width), low)
             return
         if fetch:
             chosen = Selection(tuple(_merged(span for span, _ in fetch)), low, width)
@@ -341,19 +340,25 @@ def _by_row(
         _compare_rows(pair, plans, comparison, duplicated, Selection(tuple(_merged(spans)), low))
 
 
-def _batches(cells: list[tuple[Range, int]]) -> Iterator[list[Range]]:
-    """Cells' spans in order, a batch at a time of at most `ROW_LEVEL_BATCH_ROWS` rows (or one
-    cell): the rows of many cells are checksummed one by one a batch at a time."""
-    batch: list[Range] = []
-    held = 0
-    for span, rows in cells:
-        if batch and held + rows > ROW_LEVEL_BATCH_ROWS:
-            yield batch
-            batch, held = [], 0
-        batch.append(span)
-        held += rows
-    if batch:
-        yield batch
+def _spans(cells: list[tuple[Range, int, bool]]) -> Iterator[Range]:
+    """Key ranges covering the differing cells, in order, each of at most `ROW_LEVEL_BATCH_ROWS`
+    rows (or one cell): the equal cells between two differing ones come along (a range is one
+    condition an index serves; most cells differ, so they are few), those at either end do not."""
+    start: int | None = None
+    stop = held = between = 0  # rows of the range so far, of equal cells since its last differing
+    for (first, last), rows, differs in cells:
+        if start is not None and held + between + rows > ROW_LEVEL_BATCH_ROWS:
+            yield start, stop
+            start = None
+        if start is None:
+            if differs:
+                start, stop, held, between = first, last, rows, 0
+        elif differs:
+            stop, held, between = last, held + between + rows, 0
+        else:
+            between += rows
+    if start is not None:
+        yield start, stop
 
 
 def _cells(

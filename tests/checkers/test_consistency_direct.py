@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Collection
 from pathlib import Path
 
-import pytest
 import sqlalchemy as sa
 
 from checkers.consistency import ConsistencyChecker, SqlTable, hashdiff
@@ -61,17 +60,17 @@ def test_when_most_cells_differ_each_rows_checksum_is_compared(tmp_path, monkeyp
     # every 20th key differs: 1,000 of the 1,250 cells, each holding one difference
     changed = set(range(20, ROWS + 1, 40))
     missing = set(range(40, ROWS + 1, 40))
-    monkeypatch.setattr(hashdiff, "ROW_LEVEL_BATCH_ROWS", 4_000)  # 250 cells a batch
+    monkeypatch.setattr(hashdiff, "ROW_LEVEL_BATCH_ROWS", 4_000)  # 250 cells a range
     metrics = _compare(tmp_path, changed, missing)
     assert metrics["levels"] == 2  # the first level, then each row's own
     assert metrics["row_level"] == 1
     # only the differing rows leave each side (the right lacks the 500 missing ones)
     assert metrics["rows_fetched_left"] == len(changed) + len(missing)
     assert metrics["rows_fetched_right"] == len(changed)
-    # the key's bounds, the first level's cells, then the 16,000 rows of the 1,000 differing
-    # cells in 4 batches of 4,000 rows: each its rows' checksums, then its 250 differing rows
-    # (one statement: up to 256 ranges)
-    assert metrics["queries_left"] == 1 + 1 + 4 * 2
+    # the key's bounds, the first level's cells, then keys 17..20,000 (from the first differing
+    # cell on) in 5 ranges of at most 4,000 rows: each its rows' checksums, then its about 200
+    # differing rows (one statement: up to 256 ranges)
+    assert metrics["queries_left"] == 1 + 1 + 5 * 2
 
 
 def test_a_text_key_reaches_each_rows_checksum_too(tmp_path):
@@ -90,12 +89,16 @@ def test_few_differing_cells_are_cut_finer(tmp_path):
     assert metrics["rows_fetched_left"] <= len(changed) * SMALL["bisection_threshold"]
 
 
-@pytest.mark.parametrize("rows", [0, 1])
-def test_batches_hold_at_most_their_rows_or_one_cell(rows, monkeypatch):
+def test_ranges_cover_the_differing_cells_with_the_equal_ones_between(monkeypatch):
     monkeypatch.setattr(hashdiff, "ROW_LEVEL_BATCH_ROWS", 5_000)
-    cells = [((0, 16), 3_000), ((16, 32), 3_000), ((32, 48), 9_000), ((48, 64), rows)]
-    batches = list(hashdiff._batches(cells))
-    assert batches[0] == [(0, 16)]  # 3,000 + 3,000 would pass 5,000
-    assert batches[1] == [(16, 32)]
-    assert batches[2][0] == (32, 48)  # one cell alone may pass it
-    assert sum(len(b) for b in batches) == 4
+    cells = [
+        ((0, 16), 1_000, False),  # before the first differing cell: left out
+        ((16, 32), 1_000, True),
+        ((32, 48), 1_000, False),  # between two differing cells: comes along
+        ((48, 64), 2_000, True),
+        ((64, 80), 2_000, True),  # 6,000 rows with the range so far: a range of its own
+        ((80, 96), 9_000, True),  # alone above the bound: a range of its own all the same
+        ((96, 112), 10, False),  # after the last differing cell: left out
+    ]
+    assert list(hashdiff._spans(cells)) == [(16, 64), (64, 80), (80, 96)]
+    assert list(hashdiff._spans([((0, 16), 5, False)])) == []
