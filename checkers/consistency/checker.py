@@ -45,11 +45,11 @@ class ConsistencyChecker(RowPredicateChecker):
     equal. Ranges of keys are checksummed on each side and split `bisection_factor` ways where
     the checksums differ (the first level cuts the key range into at most `first_level_cells`);
     rows are fetched only for ranges of at most `bisection_threshold` rows. When most ranges of a
-    level differ, the next level checksums each row (cutting finer would cost more than it saves).
+    level differ, the next level is cut at once to ranges of a few rows.
 
     Reported beside the counts: `missing_in_left`, `missing_in_right`, `differing`,
     `duplicate_keys`, `null_keys_left/right`, and the cost: `rows_fetched_left/right`,
-    `queries_left/right`, `levels`, `row_level` (1 when most ranges of a level differed).
+    `queries_left/right`, `levels`, `deep_cut` (1 when most ranges of a level differed).
     """
 
     def __init__(
@@ -172,7 +172,7 @@ class ConsistencyChecker(RowPredicateChecker):
                 "queries_left": comparison.queries[0],
                 "queries_right": comparison.queries[1],
                 "levels": comparison.levels,
-                "row_level": int(comparison.row_level),
+                "deep_cut": int(comparison.deep_cut),
             }
             result.metrics.pop(DUPLICATE_KEY, None)
             return result

@@ -2,10 +2,10 @@
 per cell in its own engine; cells whose numbers differ are cut `factor` times finer, level by
 level, until they hold at most `threshold` rows (or one position); only then are their rows
 fetched and compared column by column. With d differing rows in n, about d x threshold rows move.
-When most cells of a level differ, each finer level would hash nearly all their rows again and
-still find most of its cells differing, so the next level is each row's own: the rows' checksums
-come position by position (a batch of cells at a time), and only rows whose checksums differ are
-fetched.
+When most cells of a level differ (thousands of differences spread over the table), each level
+cut `factor` times finer would hash nearly all their rows again and still find most of its cells
+differing, so the next level is cut at once to cells of a few rows, and only those that differ
+are fetched.
 
 A row's position is its key when the key is one integer column, else a number from the md5 of the
 key's canonical texts: the same rows in every engine either way, where ranges of text would follow
@@ -46,9 +46,9 @@ FIRST_LEVEL_CELLS = 4096
 #: Cells a level must hold for "most of them differ" to mean the differences are spread (with
 #: a handful of cells, a few differences make most of them differ, and cutting finer pays).
 DIRECT_MIN_CELLS = 64
-#: Most rows of a side whose checksums are asked one by one at once (one key and two integers
-#: each reach Python), when most cells of a level differ.
-ROW_LEVEL_BATCH_ROWS = 500_000
+#: Most rows of one key range when the differing cells of a level most of whose cells differ are
+#: selected as ranges (with the equal cells between them).
+SPAN_ROWS = 1_000_000
 
 MISSING_IN_LEFT = "missing_in_left"
 MISSING_IN_RIGHT = "missing_in_right"
@@ -81,8 +81,8 @@ class Comparison:
     #: Whether each side was searched for duplicated keys (else they surface in the bisection).
     searched: tuple[bool, bool] = (True, True)
     levels: int = 0
-    #: Whether most cells of a level differed, so the next level was each row's own.
-    row_level: bool = False
+    #: Whether most cells of a level differed, so the next level was cut to a few rows a cell.
+    deep_cut: bool = False
     rows_fetched: tuple[int, int] = (0, 0)
     queries: tuple[int, int] = (0, 0)
     only_in: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
@@ -304,14 +304,16 @@ def _bisect(
             cells.append((span, rows, a != b))
             if a != b:
                 (fetch if width == 1 or rows <= threshold else split).append((span, rows))
-        if split and len(cells) >= DIRECT_MIN_CELLS and 2 * (len(fetch) + len(split)) > len(cells):
-            # Most cells differ: each level would hash nearly all their rows again and still find
-            # most of its cells differing, so the next level is each row's own.
-            comparison.levels += 1
-            comparison.row_level = True
-            for span in _spans(cells):
-                _by_row(pair, plans, comparison, duplicated, Selection((span,), low, width), low)
-            return
+        differing = len(fetch) + len(split)
+        if split and len(cells) >= DIRECT_MIN_CELLS and 2 * differing > len(cells):
+            # Most cells differ: each level cut `factor` times finer would hash nearly all their
+            # rows again and still find most of its cells differing, so the next level is cut
+            # at once to cells of a few rows (`_deep_width`), whose differing ones are fetched.
+            comparison.deep_cut = True
+            rows = sum(r for _, r in fetch) + sum(r for _, r in split)
+            selected = Selection(tuple(_spans(cells)), low, width)
+            width = _deep_width(width, rows, differing, threshold)
+            continue
         if fetch:
             chosen = Selection(tuple(_merged(span for span, _ in fetch)), low, width)
             _compare_rows(pair, plans, comparison, duplicated, chosen)
@@ -320,34 +322,24 @@ def _bisect(
         width = max(1, width // factor)
 
 
-def _by_row(
-    pair: Pair,
-    plans: _Plans,
-    comparison: Comparison,
-    duplicated: set[Key],
-    selected: Selection,
-    low: int,
-) -> None:
-    """The selected rows' checksums position by position (a key's rows, each key its own cell),
-    then the rows of the positions whose checksums differ, fetched and compared."""
-    found = pair.both(partial(_cells, plans=plans, selected=selected, low=low, width=1))
-    spans = [
-        (low + cell, low + cell + 1)
-        for cell in sorted(set(found[0]) | set(found[1]))
-        if found[0].get(cell) != found[1].get(cell)
-    ]
-    if spans:
-        _compare_rows(pair, plans, comparison, duplicated, Selection(tuple(_merged(spans)), low))
+def _deep_width(width: int, rows: int, differing: int, threshold: int) -> int:
+    """The width of the cells that follow a level where most of `differing` cells holding `rows`
+    rows differ. With d differences spread over R rows, cells of w rows send R / w cells' sums
+    out of each side, then about d x w rows: least in all near w = sqrt(R / d) (counting a
+    fetched row as costly as 4 cells' sums: its every column against a count and a checksum),
+    at most `threshold` rows. `differing` stands for d (at least that many differences)."""
+    per_cell = max(1, round(math.sqrt(rows / (4 * differing))))
+    return max(1, width * min(per_cell, threshold) * differing // rows)
 
 
 def _spans(cells: list[tuple[Range, int, bool]]) -> Iterator[Range]:
-    """Key ranges covering the differing cells, in order, each of at most `ROW_LEVEL_BATCH_ROWS`
-    rows (or one cell): the equal cells between two differing ones come along (a range is one
-    condition an index serves; most cells differ, so they are few), those at either end do not."""
+    """Key ranges covering the differing cells, in order, each of at most `SPAN_ROWS` rows (or
+    one cell): the equal cells between two differing ones come along (a range is one condition
+    an index serves; most cells differ, so they are few), those at either end do not."""
     start: int | None = None
     stop = held = between = 0  # rows of the range so far, of equal cells since its last differing
     for (first, last), rows, differs in cells:
-        if start is not None and held + between + rows > ROW_LEVEL_BATCH_ROWS:
+        if start is not None and held + between + rows > SPAN_ROWS:
             yield start, stop
             start = None
         if start is None:

@@ -1,7 +1,7 @@
-"""When most cells of a level differ, the next level is each row's own (every row's checksum,
-then only the differing rows); when few differ, the bisection goes on. Two SQLite tables of
-20,000 rows, keys 1..20,000: the first level cuts them into 1,250 cells of 16 rows, above the
-threshold of 8."""
+"""When most cells of a level differ, the next level is cut at once to cells of a few rows, and
+only the rows of those that differ are fetched; when few differ, the bisection goes on. Two
+SQLite tables of 20,000 rows, keys 1..20,000: the first level cuts them into 1,250 cells of 16
+rows, above the threshold of 8."""
 
 from __future__ import annotations
 
@@ -56,41 +56,40 @@ def _compare(
     return result.metrics
 
 
-def test_when_most_cells_differ_each_rows_checksum_is_compared(tmp_path, monkeypatch):
+def test_when_most_cells_differ_the_next_level_is_cut_to_a_few_rows_a_cell(tmp_path):
     # every 20th key differs: 1,000 of the 1,250 cells, each holding one difference
     changed = set(range(20, ROWS + 1, 40))
     missing = set(range(40, ROWS + 1, 40))
-    monkeypatch.setattr(hashdiff, "ROW_LEVEL_BATCH_ROWS", 4_000)  # 250 cells a range
     metrics = _compare(tmp_path, changed, missing)
-    assert metrics["levels"] == 2  # the first level, then each row's own
-    assert metrics["row_level"] == 1
-    # only the differing rows leave each side (the right lacks the 500 missing ones)
-    assert metrics["rows_fetched_left"] == len(changed) + len(missing)
-    assert metrics["rows_fetched_right"] == len(changed)
-    # the key's bounds, the first level's cells, then keys 17..20,000 (from the first differing
-    # cell on) in 5 ranges of at most 4,000 rows: each its rows' checksums, then its about 200
-    # differing rows (one statement: up to 256 ranges)
-    assert metrics["queries_left"] == 1 + 1 + 5 * 2
+    assert metrics["levels"] == 2 and metrics["deep_cut"] == 1
+    # the 16,000 rows of the differing cells, 1,000 differences: cells of sqrt(16,000 / 4,000)
+    # = 2 keys, each differing one fetched whole (the right lacks the 500 missing rows)
+    assert metrics["rows_fetched_left"] == 2 * 1_000
+    assert metrics["rows_fetched_right"] == 2 * 1_000 - len(missing)
+    # the key's bounds; the first level; the second (keys 17..20,000 as one range); the 1,000
+    # differing 2-key ranges, 256 to a statement
+    assert metrics["queries_left"] == 1 + 1 + 1 + 4
 
 
-def test_a_text_key_reaches_each_rows_checksum_too(tmp_path):
+def test_a_text_key_is_cut_deep_too(tmp_path):
     """A text key places rows by a hash of it: 20,000 rows in 256 first-level cells of about 78,
     1,000 differences spread over nearly all of them."""
     changed = set(range(20, ROWS + 1, 20))
     metrics = _compare(tmp_path, changed, set(), "TEXT", first_level_cells=256)
-    assert metrics["levels"] == 2 and metrics["row_level"] == 1
-    assert metrics["rows_fetched_left"] == metrics["rows_fetched_right"] == len(changed)
+    assert metrics["deep_cut"] == 1
+    assert metrics["rows_fetched_left"] == metrics["rows_fetched_right"]
+    assert len(changed) <= metrics["rows_fetched_left"] <= 8 * len(changed)
 
 
 def test_few_differing_cells_are_cut_finer(tmp_path):
     changed = {1, 5_000, 12_345, 19_999}
     metrics = _compare(tmp_path, changed, set())
-    assert metrics["levels"] >= 2 and metrics["row_level"] == 0
+    assert metrics["levels"] >= 2 and metrics["deep_cut"] == 0
     assert metrics["rows_fetched_left"] <= len(changed) * SMALL["bisection_threshold"]
 
 
 def test_ranges_cover_the_differing_cells_with_the_equal_ones_between(monkeypatch):
-    monkeypatch.setattr(hashdiff, "ROW_LEVEL_BATCH_ROWS", 5_000)
+    monkeypatch.setattr(hashdiff, "SPAN_ROWS", 5_000)
     cells = [
         ((0, 16), 1_000, False),  # before the first differing cell: left out
         ((16, 32), 1_000, True),
@@ -102,3 +101,13 @@ def test_ranges_cover_the_differing_cells_with_the_equal_ones_between(monkeypatc
     ]
     assert list(hashdiff._spans(cells)) == [(16, 64), (64, 80), (80, 96)]
     assert list(hashdiff._spans([((0, 16), 5, False)])) == []
+
+
+def test_the_deep_cut_balances_cells_against_fetched_rows():
+    # 9.1 M rows in 3,740 differing cells of 65,536 keys: cells of 25 rows (sqrt(608))
+    assert hashdiff._deep_width(65_536, 9_100_000, 3_740, 64) == 65_536 * 25 * 3_740 // 9_100_000
+    # never above the threshold: 10^8 rows in 100 cells would ask for 500 rows a cell
+    assert hashdiff._deep_width(2**30, 10**8, 100, 64) == 2**30 * 64 * 100 // 10**8
+    # never below one key
+    assert hashdiff._deep_width(4, 100, 90, 64) == 3
+    assert hashdiff._deep_width(1, 100, 90, 64) == 1
