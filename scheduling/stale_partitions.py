@@ -21,7 +21,7 @@ from checkers.metrics.state_stores import LoadedState
 from checks.base import QualityCheck
 from scheduling.schema import migrate
 from scheduling.settings import Settings
-from scheduling.tick.incremental import stored_analyzers
+from scheduling.tick.partition_plans import stored_analyzers
 from scheduling.tick.partition_store import PartitionStore
 
 

@@ -32,17 +32,16 @@ from checkers.shipping import ship_checks
 from checkers.spark import spark_session
 from checks.base import QualityCheck
 from scheduling.tick.anomaly_feedback import attach_feedback
-from scheduling.tick.incremental import (
+from scheduling.tick.incremental import PartitionWork, evaluate_partitions
+from scheduling.tick.judge import EMPTY_DATASET, decide, judge, mask
+from scheduling.tick.partition_plans import (
     PartitionPlan,
-    PartitionWork,
-    evaluate_partitions,
     incremental_problem,
     stable_checker,
 )
-from scheduling.tick.incremental import (
+from scheduling.tick.partition_plans import (
     prepare as prepare_partitions,
 )
-from scheduling.tick.judge import EMPTY_DATASET, decide, judge, mask
 from scheduling.tick.partition_store import PartitionStore
 from scheduling.tick.passes import EnginePass, passes_of
 from scheduling.tick.sources import DEFAULT_PARALLELISM, Loaded, load_sources

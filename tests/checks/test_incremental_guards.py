@@ -464,7 +464,7 @@ def test_a_sql_source_partitioned_by_a_column_reads_only_changed_days(spark, tmp
 def test_the_definition_digest_is_the_same_in_every_process(spark, lake):
     """A parser with a lazy path (a lambda) has an address in its repr: it must not count."""
     from scheduling.tick.digests import definition_digest
-    from scheduling.tick.incremental import plan_for
+    from scheduling.tick.partition_plans import plan_for
 
     def parser_reading(path: str) -> ParquetParser:
         return ParquetParser(lambda: path, partitioning=HivePartitions(("day",)))
