@@ -15,10 +15,11 @@ uniqueness) and reported on their own, never hidden in a checksum."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
+from checkers.consistency import grid
 from checkers.consistency.normalise import Kind, Rules
 from checkers.consistency.pair import Pair, opened
 from checkers.consistency.sides import (
@@ -43,12 +44,6 @@ _WIDER: dict[frozenset[str], Kind] = {
 
 #: Most cells of the first level (a few kB of counts and sums from each side).
 FIRST_LEVEL_CELLS = 4096
-#: Cells a level must hold for "most of them differ" to mean the differences are spread (with
-#: a handful of cells, a few differences make most of them differ, and cutting finer pays).
-DIRECT_MIN_CELLS = 64
-#: Most rows of one key range when the differing cells of a level most of whose cells differ are
-#: selected as ranges (with the equal cells between them).
-SPAN_ROWS = 1_000_000
 
 MISSING_IN_LEFT = "missing_in_left"
 MISSING_IN_RIGHT = "missing_in_right"
@@ -206,16 +201,6 @@ def plan_columns(
     )
 
 
-def _merged(ranges: Iterable[Range]) -> list[Range]:
-    merged: list[Range] = []
-    for start, stop in sorted(ranges):
-        if merged and merged[-1][1] >= start:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], stop))
-        else:
-            merged.append((start, stop))
-    return merged
-
-
 def compare(
     left: Side,
     right: Side,
@@ -305,52 +290,21 @@ def _bisect(
             if a != b:
                 (fetch if width == 1 or rows <= threshold else split).append((span, rows))
         differing = len(fetch) + len(split)
-        if split and len(cells) >= DIRECT_MIN_CELLS and 2 * differing > len(cells):
+        if split and len(cells) >= grid.DEEP_CUT_MIN_CELLS and 2 * differing > len(cells):
             # Most cells differ: each level cut `factor` times finer would hash nearly all their
             # rows again and still find most of its cells differing, so the next level is cut
-            # at once to cells of a few rows (`_deep_width`), whose differing ones are fetched.
+            # at once to cells of a few rows (`grid.deep_width`), whose differing ones are fetched.
             comparison.deep_cut = True
             rows = sum(r for _, r in fetch) + sum(r for _, r in split)
-            selected = Selection(tuple(_spans(cells)), low, width)
-            width = _deep_width(width, rows, differing, threshold)
+            selected = Selection(tuple(grid.spans(cells)), low, width)
+            width = grid.deep_width(width, rows, differing, threshold)
             continue
         if fetch:
-            chosen = Selection(tuple(_merged(span for span, _ in fetch)), low, width)
+            chosen = Selection(tuple(grid.merged(span for span, _ in fetch)), low, width)
             _compare_rows(pair, plans, comparison, duplicated, chosen)
         spans = [span for span, _ in split]
-        selected = Selection(tuple(_merged(spans)), low, width) if split else None
+        selected = Selection(tuple(grid.merged(spans)), low, width) if split else None
         width = max(1, width // factor)
-
-
-def _deep_width(width: int, rows: int, differing: int, threshold: int) -> int:
-    """The width of the cells that follow a level where most of `differing` cells holding `rows`
-    rows differ. With d differences spread over R rows, cells of w rows send R / w cells' sums
-    out of each side, then about d x w rows: least in all near w = sqrt(R / d) (counting a
-    fetched row as costly as 4 cells' sums: its every column against a count and a checksum),
-    at most `threshold` rows. `differing` stands for d (at least that many differences)."""
-    per_cell = max(1, round(math.sqrt(rows / (4 * differing))))
-    return max(1, width * min(per_cell, threshold) * differing // rows)
-
-
-def _spans(cells: list[tuple[Range, int, bool]]) -> Iterator[Range]:
-    """Key ranges covering the differing cells, in order, each of at most `SPAN_ROWS` rows (or
-    one cell): the equal cells between two differing ones come along (a range is one condition
-    an index serves; most cells differ, so they are few), those at either end do not."""
-    start: int | None = None
-    stop = held = between = 0  # rows of the range so far, of equal cells since its last differing
-    for (first, last), rows, differs in cells:
-        if start is not None and held + between + rows > SPAN_ROWS:
-            yield start, stop
-            start = None
-        if start is None:
-            if differs:
-                start, stop, held, between = first, last, rows, 0
-        elif differs:
-            stop, held, between = last, held + between + rows, 0
-        else:
-            between += rows
-    if start is not None:
-        yield start, stop
 
 
 def _cells(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from checkers.consistency import ConsistencyChecker, SqlTable, hashdiff
+from checkers.consistency import ConsistencyChecker, SqlTable, grid
 
 ROWS = 20_000
 CELL = 16  # rows per first-level cell (20,000 keys, at most 4,096 cells, factor 4)
@@ -89,7 +89,7 @@ def test_few_differing_cells_are_cut_finer(tmp_path):
 
 
 def test_ranges_cover_the_differing_cells_with_the_equal_ones_between(monkeypatch):
-    monkeypatch.setattr(hashdiff, "SPAN_ROWS", 5_000)
+    monkeypatch.setattr(grid, "SPAN_ROWS", 5_000)
     cells = [
         ((0, 16), 1_000, False),  # before the first differing cell: left out
         ((16, 32), 1_000, True),
@@ -99,15 +99,15 @@ def test_ranges_cover_the_differing_cells_with_the_equal_ones_between(monkeypatc
         ((80, 96), 9_000, True),  # alone above the bound: a range of its own all the same
         ((96, 112), 10, False),  # after the last differing cell: left out
     ]
-    assert list(hashdiff._spans(cells)) == [(16, 64), (64, 80), (80, 96)]
-    assert list(hashdiff._spans([((0, 16), 5, False)])) == []
+    assert list(grid.spans(cells)) == [(16, 64), (64, 80), (80, 96)]
+    assert list(grid.spans([((0, 16), 5, False)])) == []
 
 
 def test_the_deep_cut_balances_cells_against_fetched_rows():
     # 9.1 M rows in 3,740 differing cells of 65,536 keys: cells of 25 rows (sqrt(608))
-    assert hashdiff._deep_width(65_536, 9_100_000, 3_740, 64) == 65_536 * 25 * 3_740 // 9_100_000
+    assert grid.deep_width(65_536, 9_100_000, 3_740, 64) == 65_536 * 25 * 3_740 // 9_100_000
     # never above the threshold: 10^8 rows in 100 cells would ask for 500 rows a cell
-    assert hashdiff._deep_width(2**30, 10**8, 100, 64) == 2**30 * 64 * 100 // 10**8
+    assert grid.deep_width(2**30, 10**8, 100, 64) == 2**30 * 64 * 100 // 10**8
     # never below one key
-    assert hashdiff._deep_width(4, 100, 90, 64) == 3
-    assert hashdiff._deep_width(1, 100, 90, 64) == 1
+    assert grid.deep_width(4, 100, 90, 64) == 3
+    assert grid.deep_width(1, 100, 90, 64) == 1
