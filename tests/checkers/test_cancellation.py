@@ -50,9 +50,10 @@ def _waiting_work(spark, tmp_path, tag=None):
     started, release = tmp_path / "started", tmp_path / "release"
 
     @F.udf("long")
-    def waits(n):
+    def waits(n):  # polls the release file (another process) for at most 120 s
         started.touch()
-        while not release.exists():
+        bound = time.monotonic() + 120
+        while not release.exists() and time.monotonic() < bound:
             time.sleep(0.05)
         return n
 

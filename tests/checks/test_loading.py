@@ -201,7 +201,8 @@ def test_a_late_sources_task_is_stopped_and_a_healthy_source_loads(spark, tmp_pa
     def stuck(n):  # the fault: an idle task that runs until the test releases it
         pid_file.with_suffix(".tmp").write_text(str(os.getpid()))
         pid_file.with_suffix(".tmp").replace(pid_file)
-        while not release.exists():
+        bound = time.monotonic() + 120  # polls the release file (another process), bounded
+        while not release.exists() and time.monotonic() < bound:
             time.sleep(0.05)
         return n
 
