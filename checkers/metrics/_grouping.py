@@ -27,7 +27,7 @@ from pyspark.sql.types import StructType
 from checkers.metrics._analyzer import Analyzer, FrequencyAnalyzer, FrequencySummary, FrequencyView
 from checkers.metrics._capped import collect_capped
 from checkers.metrics._metric import EmptyStateError, Metric, MetricComputationError
-from checkers.metrics.frequencies import COUNT, SET_ID, FrequencyState, key_column
+from checkers.metrics.frequencies import COUNT, SET_ID, FrequencyState, key_column, sum_counts
 
 GID = "__dq_gid"
 #: the most columns in one stack when the source is columnar files
@@ -252,7 +252,7 @@ def merge_tables(current: DataFrame, earlier: DataFrame | None, layout: Layout) 
         return current
     union = current.unionByName(earlier, allowMissingColumns=True)
     keys = sorted({n for names in layout.values() for n in names})
-    return union.groupBy(SET_ID, KEYED, *keys).agg(F.sum(COUNT).alias(COUNT))
+    return sum_counts(union, [SET_ID, KEYED, *keys])
 
 
 def frequency_metrics(

@@ -144,3 +144,23 @@ def test_definition_errors() -> None:
     with pytest.raises(ValueError):
         Histogram("a", max_detail_bins=0)
     assert Uniqueness("a") == Uniqueness(["a"])  # a single name and a one-element list agree
+
+
+def test_merged_tables_are_shuffled_by_key_and_then_added_up_once(spark, capsys) -> None:
+    """Each frequency table holds a key once, so adding up counts before the shuffle reduces
+    nothing: the merge shuffles the rows by key and aggregates after, and equal keys (0.0 and
+    -0.0, NaN) still meet."""
+    from checkers.metrics.frequencies import COUNT, FrequencyState, key_column
+
+    schema = f"{key_column(0)} int, {key_column(1)} double, {COUNT} long"
+    day = spark.createDataFrame([(1, 2.0, 3), (2, -0.0, 1), (3, math.nan, 1)], schema)
+    year = spark.createDataFrame([(1, 2.0, 4), (2, 0.0, 1), (3, math.nan, 2), (4, 1.0, 1)], schema)
+    merged = FrequencyState(("a", "b"), day).merge(FrequencyState(("a", "b"), year)).frequencies
+    assert merged is not None
+    merged.explain()  # before it runs: adaptive execution would print its final plan too
+    plan = capsys.readouterr().out.splitlines()
+    assert sorted((r[0], r[2]) for r in merged.collect()) == [(1, 7), (2, 2), (3, 3), (4, 1)]
+    shuffles = [i for i, line in enumerate(plan) if "Exchange" in line]
+    assert len(shuffles) == 1, plan
+    assert any("HashAggregate" in line for line in plan[: shuffles[0]]), plan
+    assert not any("HashAggregate" in line for line in plan[shuffles[0] :]), plan
