@@ -33,7 +33,7 @@ from checkers.parsers import (
 )
 from checkers.tolerances import Tolerance
 from checks.base import QualityCheck
-from scheduling.tick.digests import definition_digest, legacy_definition_digest
+from scheduling.tick.digests import accepted_digests
 from scheduling.tick.partition_store import Known, PartitionStore
 
 States = Mapping[Analyzer, LoadedState]
@@ -168,8 +168,8 @@ def prepare(
     probe = plan_for(check, instance, data, columns)
     if isinstance(probe, str):
         return probe
-    definition = definition_digest(check, parser, probe)
-    accepted = {definition, legacy_definition_digest(check, parser, probe)}
+    accepted = accepted_digests(check, parser, probe)
+    definition = accepted[0]  # what new states are stored under
     unchanged = [
         p.key
         for p in scope

@@ -506,3 +506,57 @@ def test_a_malformed_row_in_a_new_partition_names_its_file_and_line(spark, tmp_p
     assert second.status is Status.ERROR
     assert f"is malformed at {root}/day=3/a.csv, line 3: " in (second.error or ""), second.error
     assert "fifty" not in (second.error or "")
+
+
+TEAM_MODULE = '''
+from checkers import PredicateSingleDatasetChecker
+from checkers.parsers import HivePartitions, ParquetParser
+from checks import QualityCheck
+from checks.incremental import Incremental
+
+
+class Delays(QualityCheck, register=False):
+    name = "team_delays"
+    parser = ParquetParser(LAKE, partitioning=HivePartitions(("day",)))
+    incremental = Incremental()
+
+    def checker(self, flights):
+        return PredicateSingleDatasetChecker(flights, "dep_delay IS NULL OR dep_delay < 120")
+'''
+
+
+def test_a_comment_or_layout_edit_of_the_module_reads_nothing_a_code_edit_reads_all(
+    spark, lake, tmp_path, monkeypatch
+):
+    """The digest is of the module's code: a comment, blank lines or spacing within a line
+    keep the stored states; any other change to the module re-reads every partition."""
+    import importlib
+    import sys
+
+    package = tmp_path / "team"
+    package.mkdir()
+    module = package / "team_delays_module.py"
+    monkeypatch.syspath_prepend(str(package))
+    store = partition_store(tmp_path)
+
+    def run(source: str) -> dict[str, int]:
+        module.write_text(source.replace("LAKE", repr(str(lake))))
+        importlib.invalidate_caches()
+        if "team_delays_module" in sys.modules:
+            loaded = importlib.reload(sys.modules["team_delays_module"])
+        else:
+            loaded = importlib.import_module("team_delays_module")
+        [result] = evaluate_checks([loaded.Delays], spark=spark, now=NOW, partitions=store)
+        return result.reading
+
+    try:
+        assert run(TEAM_MODULE)["partitions_read"] == 3
+        laid_out = TEAM_MODULE.replace(
+            "    def checker(self, flights):",
+            "    # flights that left on time\n\n    def checker(self,   flights):  # the frame",
+        ).replace('("day",)', '(\n        "day",\n    )')
+        assert run(laid_out) == {"rows_read": 0, "partitions_read": 0, "partitions": 3}
+        edited = laid_out + "\nNOTE = 'a module-level name, not in the plan'\n"
+        assert run(edited)["partitions_read"] == 3
+    finally:
+        sys.modules.pop("team_delays_module", None)
