@@ -149,6 +149,11 @@ def spark_path(path: str) -> str:
 
 def key_column(depth: int) -> Column:
     """Each row's partition key: the `depth` directories above its file, as on disk. Spark gives
-    the path URI-encoded; "+" is protected because url_decode would read it as a space."""
-    path = F.url_decode(F.regexp_replace(F.col("_metadata.file_path"), r"\+", "%2B"))
-    return F.array_join(F.slice(F.split(path, "/"), -(depth + 1), depth), "/")
+    the path URI-encoded: those directories are cut out first, then decoded only when they hold
+    an escape ("+" protected, as url_decode would read it as a space). Every row computes it, so
+    it stays cheap: at SF10, a grouped pass over 27 M lines by this key took 6.4 s with the whole
+    path decoded, split and joined, 3.4 s so (1.3 s by a partition column)."""
+    path = F.col("_metadata.file_path")
+    directories = F.substring_index(F.substring_index(path, "/", -(depth + 1)), "/", depth)
+    escaped = F.url_decode(F.replace(directories, F.lit("+"), F.lit("%2B")))
+    return F.when(F.instr(directories, "%") > 0, escaped).otherwise(directories)
