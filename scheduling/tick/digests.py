@@ -31,8 +31,7 @@ def definition_digest(check: type[QualityCheck], parser: Parser, plan: CheckerPl
     analyzer computes (a counted condition's expression too, in its canonical form). Never an
     object's address nor the kind of session: the digest of a check must be the same in every
     process, whatever session it runs on (`canonical_conditions`)."""
-    source = _module_source(check)
-    return _digest(check, parser, plan, iter(canonical_conditions(plan)), _code(source))
+    return accepted_digests(check, parser, plan)[0]
 
 
 def accepted_digests(check: type[QualityCheck], parser: Parser, plan: CheckerPlan) -> list[str]:
